@@ -1,0 +1,41 @@
+# The README's two commands: `make run` (the bot on its embedded defaults) and `make test`.
+# Both create .venv when missing and install the project with a CPU build of torch pinned:
+# an unpinned torch would pull a multi-GB CUDA build.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.factnote-installed
+TORCH := torch==2.13.0
+
+.PHONY: setup run test lint typecheck unit bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77.0.3,<81" wheel
+	$(BIN)/pip install --quiet $(TORCH)
+	$(BIN)/pip install --quiet -e ".[dev]" $(TORCH)
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/factnote demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,96 @@
+"""`factnote fetch URL`: fetch one page and show exactly what the pipeline sees of it.
+
+Useful to debug why a page was or was not used as evidence. Exit code 0 when the fetch worked,
+1 when it failed (the failure is still printed).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pipeline.config import FetchConfig
+from pipeline.fetch import Fetcher, usability
+from pipeline.records import Document
+
+PREVIEW_CHARS = 500
+
+
+def _parse_as_of(value: str | None) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise typer.BadParameter(f"not an ISO 8601 date or time: {value}") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def command(
+    url: str = typer.Argument(..., help="The page to fetch."),
+    json_: bool = typer.Option(False, "--json", help="Print JSON, including the full text."),
+    as_of: str | None = typer.Option(
+        None, "--as-of", help="ISO 8601 time to judge usability against (default: now)."
+    ),
+) -> None:
+    """Fetch a page with the default fetch settings and print the extracted snapshot."""
+    cfg = FetchConfig()
+    when = _parse_as_of(as_of)
+    with Fetcher(cfg) as fetcher:
+        doc = fetcher.fetch(url)
+    # The CLI cannot know the publisher's tier, so it judges as a live decision for an ordinary
+    # (non-reference) publisher: the strictest live reading of the dateless rule.
+    reason = usability(doc, as_of=when, replay=False, reference_ok=False, cfg=cfg)
+    if json_:
+        typer.echo(json.dumps(_payload(doc, when, reason), ensure_ascii=False, indent=2))
+    else:
+        _print_table(doc, when, reason)
+    if not doc.ok:
+        raise typer.Exit(code=1)
+
+
+def _payload(doc: Document, as_of: datetime, reason: str | None) -> dict[str, Any]:
+    data: dict[str, Any] = doc.model_dump(mode="json")
+    data["as_of"] = as_of.isoformat()
+    data["usable"] = reason is None
+    data["usability_reason"] = reason
+    return data
+
+
+def _print_table(doc: Document, as_of: datetime, reason: str | None) -> None:
+    if doc.published is not None:
+        published = f"{doc.published.isoformat()} ({doc.date_source})"
+    else:
+        published = "none (dateless)" if doc.ok else ""
+    rows: list[tuple[str, str]] = [
+        ("url", doc.url),
+        ("final url", doc.final_url or ""),
+        ("canonical url", doc.canonical_url),
+        ("ok", "yes" if doc.ok else f"no: {doc.error}"),
+        ("status", "" if doc.status_code is None else str(doc.status_code)),
+        ("content type", doc.content_type or ""),
+        ("title", doc.title),
+        ("published", published),
+        ("words", str(doc.word_count)),
+        ("content hash", doc.content_hash),
+        ("fetched at", doc.fetched_at.isoformat()),
+        ("as-of", as_of.isoformat()),
+        ("usable", "yes" if reason is None else f"no: {reason}"),
+    ]
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for name, value in rows:
+        # Page content is untrusted: render it as plain Text, never as rich markup.
+        table.add_row(name, Text(value))
+    console = Console(highlight=False)
+    console.print(table)
+    if doc.text:
+        preview = doc.text[:PREVIEW_CHARS] + ("…" if len(doc.text) > PREVIEW_CHARS else "")
+        console.print(Text("\n" + preview))

@@ -1,0 +1,243 @@
+"""`factnote index`: put documents into the local search index and query it.
+
+Files are added under the URL they stand for (given with `--url`, or in a `<file>.meta.json`
+sidecar), so that search results and evidence cite that URL, not a path on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pipeline.config import FetchConfig, RelevanceConfig
+from pipeline.records import Document
+from pipeline.search.local_index import LocalIndex
+
+app = typer.Typer(help="The local search index", no_args_is_help=True)
+
+DEFAULT_INDEX = Path("data/index.sqlite")
+INDEX_ENV = "FACTNOTE_INDEX_PATH"
+SIDECAR_SUFFIX = ".meta.json"
+# Files picked up when a directory is given; a file named explicitly is read whatever its name.
+INDEXABLE_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".txt", ".text", ".md"})
+
+
+def _say(message: str) -> None:
+    # URLs and page text are data: no rich markup, no wrapping inside a URL. A console per
+    # call, so that it writes to the stream and width in force now (tests swap stdout).
+    Console().print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+def _warn(message: str) -> None:
+    Console(stderr=True).print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+class _FileError(Exception):
+    """One file could not be added; the others still are."""
+
+
+@dataclass(frozen=True)
+class _Meta:
+    url: str
+    published: datetime | None
+    title: str | None
+
+
+def _index_path(ctx: typer.Context, option: Path | None) -> Path:
+    if option is not None:
+        return option
+    settings_path = getattr(ctx.obj, "index_path", None)  # bot.config.Settings, when mounted
+    if isinstance(settings_path, str) and settings_path:
+        return Path(settings_path)
+    return Path(os.environ.get(INDEX_ENV) or DEFAULT_INDEX)
+
+
+def _relevance(ctx: typer.Context) -> RelevanceConfig:
+    cfg = getattr(ctx.obj, "relevance", None)
+    return cfg if isinstance(cfg, RelevanceConfig) else RelevanceConfig()
+
+
+def _fetch_config(ctx: typer.Context) -> FetchConfig:
+    cfg = getattr(ctx.obj, "fetch", None)
+    return cfg if isinstance(cfg, FetchConfig) else FetchConfig()
+
+
+def _open(ctx: typer.Context, path: Path) -> LocalIndex:
+    from pipeline.relevance import get_embedder  # loads torch: only when a command runs
+
+    return LocalIndex(path, embedder=get_embedder(_relevance(ctx)))
+
+
+def _parse_date(value: str, where: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise _FileError(f"{where}: not an ISO-8601 date: {value!r}") from exc
+    # A bare date or naive time is taken as UTC, as the extractor does for page metadata.
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _files(paths: list[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            for found in sorted(path.rglob("*")):
+                if found.is_file() and found.suffix.lower() in INDEXABLE_SUFFIXES:
+                    yield found
+        else:
+            yield path
+
+
+def _sidecar(path: Path) -> _Meta:
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+    if not sidecar.is_file():
+        raise _FileError(f"{path}: no --url and no {sidecar.name} beside it")
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _FileError(f"{sidecar}: unreadable: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str) or not data["url"]:
+        raise _FileError(f'{sidecar}: must be a JSON object with a "url" string')
+    published = data.get("published")
+    title = data.get("title")
+    return _Meta(
+        url=data["url"],
+        published=_parse_date(published, str(sidecar)) if isinstance(published, str) else None,
+        title=title if isinstance(title, str) else None,
+    )
+
+
+def _content_type(path: Path) -> str:
+    return "text/html" if path.suffix.lower() in {".html", ".htm", ".xhtml"} else "text/plain"
+
+
+def _document(path: Path, meta: _Meta) -> Document:
+    from pipeline.extract import extract_document
+
+    if not path.is_file():
+        raise _FileError(f"{path}: not a file")
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        raise _FileError(f"{path}: unreadable: {exc}") from exc
+    try:
+        doc = extract_document(meta.url, body, _content_type(path), published=meta.published)
+    except Exception as exc:  # one unparsable file must not stop the others
+        raise _FileError(f"{path}: extraction failed: {type(exc).__name__}: {exc}") from exc
+    if meta.title:
+        doc = doc.model_copy(update={"title": meta.title})
+    if not doc.text.strip():
+        raise _FileError(f"{path}: no text extracted")
+    return doc
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    paths: list[Path] = typer.Argument(..., help="HTML or text files, or directories of them."),
+    url: str | None = typer.Option(None, "--url", help="The URL a single file stands for."),
+    published: str | None = typer.Option(
+        None, "--published", help="Publication date (ISO-8601); overrides the page's own."
+    ),
+    title: str | None = typer.Option(None, "--title", help="Title; overrides the page's own."),
+    index: Path | None = typer.Option(None, "--index", help=f"Index file (env {INDEX_ENV})."),
+) -> None:
+    """Add files to the index. Without --url, each file needs a `<file>.meta.json` beside it:
+    {"url": ..., "published": ..., "title": ...} (published and title optional)."""
+    if url is not None and (len(paths) != 1 or paths[0].is_dir()):
+        raise typer.BadParameter("--url needs exactly one file", param_hint="--url")
+    try:
+        published_at = _parse_date(published, "--published") if published else None
+    except _FileError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--published") from exc
+
+    files = list(_files(paths))
+    if not files:
+        _warn("no files to add")
+        raise typer.Exit(1)
+    failures = 0
+    with _open(ctx, _index_path(ctx, index)) as local:
+        for path in files:
+            try:
+                meta = _Meta(url, None, None) if url is not None else _sidecar(path)
+                meta = _Meta(meta.url, published_at or meta.published, title or meta.title)
+                doc = _document(path, meta)
+                added = local.add(doc)
+            except Exception as exc:  # reported per file; the rest still go in
+                failures += 1
+                _warn(f"failed: {exc}")
+                continue
+            state = "added" if added else "unchanged"
+            _say(f"{state} {doc.url} ({doc.word_count} words)")
+        total = len(local)
+    _say(f"{len(files) - failures} of {len(files)} files ok; index holds {total} documents")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("add-url")
+def add_url(
+    ctx: typer.Context,
+    urls: list[str] = typer.Argument(..., help="Pages to fetch and add."),
+    index: Path | None = typer.Option(None, "--index", help=f"Index file (env {INDEX_ENV})."),
+) -> None:
+    """Fetch pages from the web and add the ones that could be read."""
+    from pipeline.fetch import Fetcher
+
+    failures = 0
+    with _open(ctx, _index_path(ctx, index)) as local, Fetcher(_fetch_config(ctx)) as fetcher:
+        for url in urls:
+            doc = fetcher.fetch(url)
+            if not doc.ok:
+                failures += 1
+                _warn(f"failed {url}: {doc.error}")
+                continue
+            try:
+                added = local.add(doc)
+            except Exception as exc:
+                failures += 1
+                _warn(f"failed {url}: {exc}")
+                continue
+            _say(f"{'added' if added else 'unchanged'} {doc.url}")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("search")
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="Free-text query."),
+    limit: int = typer.Option(10, "--limit", min=1, help="Most results to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    index: Path | None = typer.Option(None, "--index", help=f"Index file (env {INDEX_ENV})."),
+) -> None:
+    """Search the index as the pipeline does (lexical and dense, fused)."""
+    path = _index_path(ctx, index)
+    if not path.is_file():
+        _warn(f"no index at {path} (add documents with `factnote index add`)")
+        raise typer.Exit(1)
+    with _open(ctx, path) as local:
+        results = local.search(query, limit=limit)
+    if as_json:
+        payload = [r.model_dump(mode="json") for r in results]
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    if not results:
+        _say("no results")
+        return
+    table = Table(title=Text(f"Local index: {query}"))
+    for name in ("#", "title", "url", "published", "snippet"):
+        table.add_column(name, overflow="fold")
+    for r in results:
+        date = r.published.date().isoformat() if r.published else ""
+        # Text cells, not strings: a page title like "[bold]..." is data, not rich markup.
+        table.add_row(str(r.rank), Text(r.title), Text(r.url), date, Text(r.snippet))
+    Console().print(table)

@@ -1,0 +1,163 @@
+"""`factnote sources`: explain publisher ratings and export the effective publisher table.
+
+The table is the bundled default with the configured layers (MUSE lists, MBFC CSV, score CSV,
+overrides) on top; `--muse-dir`, `--mbfc-csv` and `--score-csv` replace the configured files.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pipeline.config import CredibilityConfig
+from pipeline.credibility import CredibilityDataError, PublisherTable, Rating, TableEntry
+
+app = typer.Typer(help="Publisher credibility table", no_args_is_help=True)
+
+
+class ExportFormat(StrEnum):
+    CSV = "csv"
+    JSON = "json"
+
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="TOML config file; its [credibility] section is used."),
+]
+MuseOpt = Annotated[
+    Path | None,
+    typer.Option("--muse-dir", help="Folder with MUSE's publisher_priority_*.txt lists."),
+]
+MbfcOpt = Annotated[
+    Path | None, typer.Option("--mbfc-csv", help="MBFC-style CSV: domain,factuality,bias.")
+]
+ScoreOpt = Annotated[Path | None, typer.Option("--score-csv", help="CSV: domain,score in [0,1].")]
+
+
+def _base_config(ctx: typer.Context, config: Path | None) -> CredibilityConfig:
+    if config is not None:
+        # Imported here so the command module stays importable without the settings machinery.
+        from bot.config import ConfigError, load_settings
+
+        try:
+            return load_settings(config).credibility
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--config") from exc
+    # The root command puts loaded settings in ctx.obj; use their section when present.
+    root = ctx.find_root().obj
+    section = getattr(root, "credibility", None)
+    return section if isinstance(section, CredibilityConfig) else CredibilityConfig()
+
+
+def _build_table(
+    ctx: typer.Context,
+    config: Path | None,
+    muse_dir: Path | None,
+    mbfc_csv: Path | None,
+    score_csv: Path | None,
+) -> PublisherTable:
+    cfg = _base_config(ctx, config).model_copy()
+    if muse_dir is not None:
+        cfg.muse_dir = str(muse_dir)
+    if mbfc_csv is not None:
+        cfg.mbfc_csv = str(mbfc_csv)
+    if score_csv is not None:
+        cfg.score_csv = str(score_csv)
+    try:
+        table = PublisherTable.from_config(cfg)
+    except (CredibilityDataError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    for problem in table.skipped:
+        typer.echo(f"warning: skipped {problem}", err=True)
+    return table
+
+
+def _rating_dict(rating: Rating) -> dict[str, Any]:
+    payload = asdict(rating)
+    payload["tier"] = rating.tier.value
+    return payload
+
+
+def _entry_dict(entry: TableEntry) -> dict[str, Any]:
+    return {
+        "domain": entry.key,
+        "tier": entry.tier.value,
+        "reason": entry.reason,
+        "source": entry.source,
+        "reference": entry.reference,
+    }
+
+
+@app.command("lookup")
+def lookup(
+    ctx: typer.Context,
+    domains: Annotated[list[str], typer.Argument(help="Domains or URLs to rate.")],
+    json_: Annotated[bool, typer.Option("--json", help="Print the ratings as JSON.")] = False,
+    config: ConfigOpt = None,
+    muse_dir: MuseOpt = None,
+    mbfc_csv: MbfcOpt = None,
+    score_csv: ScoreOpt = None,
+) -> None:
+    """Explain the tier of one or more domains or URLs: which entry or rule decided, and why."""
+    table = _build_table(ctx, config, muse_dir, mbfc_csv, score_csv)
+    ratings = [table.lookup(domain) for domain in domains]
+    if json_:
+        typer.echo(json.dumps([_rating_dict(r) for r in ratings], ensure_ascii=False, indent=2))
+        return
+    view = Table("query", "domain", "tier", "source", "matched", "reason", show_lines=False)
+    for r in ratings:
+        # Queries are user input: Text, never markup.
+        view.add_row(
+            Text(r.query), Text(r.domain), Text(r.tier.value), Text(r.source), Text(r.matched),
+            Text(r.reason),
+        )  # fmt: skip
+    Console(highlight=False, width=200).print(view)
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    format_: Annotated[
+        ExportFormat, typer.Option("--format", help="Output format.")
+    ] = ExportFormat.CSV,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="File to write; stdout if absent.")
+    ] = None,
+    config: ConfigOpt = None,
+    muse_dir: MuseOpt = None,
+    mbfc_csv: MbfcOpt = None,
+    score_csv: ScoreOpt = None,
+) -> None:
+    """Write the effective table (default plus layers), one row per entry, in table order."""
+    table = _build_table(ctx, config, muse_dir, mbfc_csv, score_csv)
+    rows = [_entry_dict(e) for e in table.entries()]
+    if format_ is ExportFormat.JSON:
+        text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    else:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(
+            buffer,
+            fieldnames=["domain", "tier", "reason", "source", "reference"],
+            lineterminator="\n",
+        )
+        writer.writeheader()
+        for row in rows:
+            flag = row["reference"]
+            writer.writerow({**row, "reference": "" if flag is None else ("yes" if flag else "no")})
+        text = buffer.getvalue()
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {len(rows)} entries to {out}", err=True)

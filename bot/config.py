@@ -1,0 +1,183 @@
+"""All configuration, in one place: a TOML file plus FACTNOTE_* environment variables.
+
+Precedence (highest first): values passed in code, environment, the TOML file, defaults.
+Nested sections use `__` in environment names (`FACTNOTE_SEARCH__SERPER_API_KEY`); the most used
+settings also have flat names (`FACTNOTE_LLM_MODEL`, `FACTNOTE_DATABASE_URL`). Secrets are read
+from the environment only: a TOML file that contains one is refused, so config files can be
+committed and shared without leaking keys.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from pipeline.config import (
+    CredibilityConfig,
+    FetchConfig,
+    GuardConfig,
+    LLMConfig,
+    PipelineConfig,
+    RelevanceConfig,
+    ResearchConfig,
+    SearchConfig,
+)
+
+Mode = Literal["dry-run", "review", "live"]
+_SECRET_MARKERS = ("api_key", "password", "secret", "token", "app_password")
+
+
+class ConfigError(Exception):
+    pass
+
+
+class LocalAdapterConfig(BaseModel):
+    enabled: bool = True
+    inbox: str = "examples/inbox"
+    outbox: str = "data/outbox.jsonl"
+    mode: Mode | None = None  # per-adapter override of the global mode
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="FACTNOTE_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    database_url: str = "sqlite:///data/factnote.db"
+    data_dir: str = "data"
+    index_path: str = "data/index.sqlite"
+    mode: Mode = "dry-run"
+
+    # Flat names for the LLM endpoint; OPENAI_* are honoured too. They override [llm].
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("FACTNOTE_LLM_BASE_URL", "OPENAI_BASE_URL")
+    )
+    llm_model: str | None = Field(
+        default=None, validation_alias=AliasChoices("FACTNOTE_LLM_MODEL", "OPENAI_MODEL")
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("FACTNOTE_LLM_API_KEY", "OPENAI_API_KEY")
+    )
+
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    fetch: FetchConfig = Field(default_factory=FetchConfig)
+    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
+    research: ResearchConfig = Field(default_factory=ResearchConfig)
+    guard: GuardConfig = Field(default_factory=GuardConfig)
+    credibility: CredibilityConfig = Field(default_factory=CredibilityConfig)
+    local: LocalAdapterConfig = Field(
+        default_factory=LocalAdapterConfig,
+        validation_alias=AliasChoices("local", "FACTNOTE_LOCAL"),
+    )
+    local_inbox: str | None = Field(
+        default=None, validation_alias=AliasChoices("FACTNOTE_LOCAL_INBOX", "local_inbox")
+    )
+    local_outbox: str | None = Field(
+        default=None, validation_alias=AliasChoices("FACTNOTE_LOCAL_OUTBOX", "local_outbox")
+    )
+
+    _toml_file: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml_path = _config_path()
+        if toml_path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+    def pipeline(self) -> PipelineConfig:
+        """The pipeline's typed view of these settings, flat LLM names applied."""
+        llm = self.llm.model_copy()
+        if self.llm_base_url:
+            llm.base_url = self.llm_base_url
+        if self.llm_model:
+            llm.model = self.llm_model
+        if self.llm_api_key:
+            llm.api_key = self.llm_api_key
+        return PipelineConfig(
+            llm=llm,
+            search=self.search,
+            fetch=self.fetch,
+            relevance=self.relevance,
+            research=self.research,
+            guard=self.guard,
+            credibility=self.credibility,
+        )
+
+    @property
+    def inbox(self) -> str:
+        return self.local_inbox or self.local.inbox
+
+    @property
+    def outbox(self) -> str:
+        return self.local_outbox or self.local.outbox
+
+
+_explicit_config: Path | None = None
+
+
+def _config_path() -> Path | None:
+    raw = _explicit_config or os.environ.get("FACTNOTE_CONFIG")
+    if not raw:
+        return None
+    path = Path(raw)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    _refuse_secrets(path)
+    return path
+
+
+def _refuse_secrets(path: Path) -> None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    found = list(_secret_keys(data, ""))
+    if found:
+        raise ConfigError(
+            f"{path}: secrets must come from environment variables, not the config file "
+            f"(found {', '.join(found)}); use FACTNOTE_* variables instead"
+        )
+
+
+def _secret_keys(data: dict[str, Any], prefix: str) -> list[str]:
+    keys: list[str] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            keys.extend(_secret_keys(value, name + "."))
+        elif any(marker in key.lower() for marker in _SECRET_MARKERS) and value:
+            keys.append(name)
+    return keys
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Load settings; `config_file` wins over FACTNOTE_CONFIG."""
+    global _explicit_config
+    _explicit_config = Path(config_file) if config_file else None
+    try:
+        return Settings(**overrides)
+    finally:
+        _explicit_config = None

@@ -1,0 +1,34 @@
+"""Wiring: settings in, a database and a ready pipeline out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from bot.config import Settings
+from pipeline.check import Checker
+from pipeline.toolkit import Toolkit
+from storage.db import Database
+from storage.repositories import SqlDocumentStore
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Database
+    kit: Toolkit
+    checker: Checker
+
+
+@contextmanager
+def open_runtime(settings: Settings, *, kit: Toolkit | None = None) -> Iterator[Runtime]:
+    db = Database(settings.database_url)
+    kit = kit or Toolkit.build(
+        settings.pipeline(), index_path=settings.index_path, store=SqlDocumentStore(db)
+    )
+    try:
+        yield Runtime(settings=settings, db=db, kit=kit, checker=Checker(kit))
+    finally:
+        kit.close()
+        db.dispose()

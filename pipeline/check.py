@@ -1,0 +1,230 @@
+"""One post in, one decision out: the whole correction pipeline in order.
+
+describe → analyse → research rounds (search, fetch, relevance, evidence) → verdict → write →
+guard (→ rewrite ≤ N) → decision. Every outcome is a `Decision`: a reply, an abstention with its
+reasons, `needs_llm` when no endpoint is configured, or `failed` when something technical broke
+(with the trace gathered up to that point). Nothing here posts anything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from pipeline import guard
+from pipeline.analyze import analyze, fallback_analysis
+from pipeline.describe import detect_language, post_block
+from pipeline.llm import CallLedger, LLMError
+from pipeline.records import (
+    ClaimAnalysis,
+    Decision,
+    DecisionStatus,
+    Platform,
+    Post,
+    Trace,
+    Verdict,
+    utcnow,
+)
+from pipeline.research import Research, ResearchOutcome
+from pipeline.search.base import SearchError
+from pipeline.toolkit import Toolkit
+from pipeline.write import draft_reply
+
+# Guard problems a rewrite can fix; the others (thin evidence, low confidence) it cannot.
+REWRITABLE = (
+    "empty",
+    "too_long",
+    "notes_need_url",
+    "url_not_evidence",
+    "copies_post",
+    "mentions_user",
+    "abusive",
+    "invalid_characters",
+)
+REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
+
+
+class Checker:
+    def __init__(self, kit: Toolkit) -> None:
+        self.kit = kit
+
+    def check(
+        self,
+        post: Post,
+        platform: Platform = Platform.X,
+        *,
+        as_of: datetime | None = None,
+        replay: bool = False,
+    ) -> Decision:
+        """Run the pipeline on `post`.
+
+        `as_of` is the time sources must predate: the decision time by default (a live bot may
+        cite a debunk published after the post); evaluation and replay pass the post's time
+        with `replay=True`, as MUSE did.
+        """
+        run = _Run(self.kit, post, platform, as_of or utcnow(), replay)
+        return run.execute()
+
+
+class _Run:
+    def __init__(
+        self, kit: Toolkit, post: Post, platform: Platform, as_of: datetime, replay: bool
+    ) -> None:
+        self.kit = kit
+        self.post = post
+        self.platform = platform
+        self.as_of = as_of
+        self.replay = replay
+        self.ledger = CallLedger()
+        self.trace = Trace()
+        self.timings: dict[str, float] = {}
+        self.lang = detect_language(post)
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = round(
+                self.timings.get(stage, 0.0) + time.perf_counter() - start, 4
+            )
+
+    def decision(self, status: DecisionStatus, **fields: object) -> Decision:
+        self.trace.llm_calls = list(self.ledger.calls)
+        return Decision.model_validate(
+            {
+                "status": status,
+                "platform": self.platform,
+                "as_of": self.as_of,
+                "lang": self.lang,
+                "trace": self.trace,
+                "timings": self.timings,
+                **fields,
+            }
+        )
+
+    def execute(self) -> Decision:
+        start = time.perf_counter()
+        try:
+            decision = self._execute()
+        except (LLMError, SearchError) as exc:
+            # A technical failure is a failure: recorded with its cause, never an abstention.
+            stage = getattr(exc, "step", None) or "search"
+            decision = self.decision(
+                DecisionStatus.FAILED,
+                error=f"{type(exc).__name__} in {stage}: {exc}",
+                reasons=[f"technical failure in {stage}"],
+            )
+        decision.timings["total"] = round(time.perf_counter() - start, 4)
+        return decision
+
+    def _execute(self) -> Decision:
+        use_llm = self.kit.llm.configured
+        with self.timed("analyze"):
+            analysis = (
+                analyze(self.post, self.kit.llm, self.ledger)
+                if use_llm
+                else fallback_analysis(self.post)
+            )
+        self.trace.analysis = analysis
+        if not analysis.checkable:
+            return self.decision(
+                DecisionStatus.ABSTAIN,
+                verdict=Verdict.NOT_CHECKABLE,
+                reasons=[f"not checkable: {analysis.reason or 'no factual claim'}"],
+            )
+
+        with self.timed("research"):
+            outcome = self._research(analysis, use_llm)
+        self.trace.rounds = outcome.rounds
+        if not use_llm:
+            return self._needs_llm(outcome)
+
+        verdict = outcome.assessment.verdict
+        common = {
+            "verdict": verdict,
+            "confidence": outcome.assessment.confidence,
+            "evidence": outcome.evidence,
+            "documents": outcome.documents,
+        }
+        if verdict not in REPLY_VERDICTS:
+            return self.decision(
+                DecisionStatus.ABSTAIN,
+                reasons=[f"{verdict.value}: {outcome.assessment.explanation}"],
+                **common,
+            )
+        return self._write_and_guard(outcome, common)
+
+    def _research(self, analysis: ClaimAnalysis, use_llm: bool) -> ResearchOutcome:
+        research = Research(
+            self.kit,
+            self.post,
+            analysis,
+            as_of=self.as_of,
+            replay=self.replay,
+            ledger=self.ledger,
+            use_llm=use_llm,
+        )
+        return research.run()
+
+    def _needs_llm(self, outcome: ResearchOutcome) -> Decision:
+        found = len(outcome.candidates)
+        return self.decision(
+            DecisionStatus.NEEDS_LLM,
+            reasons=[
+                "no LLM endpoint configured: claim analysis, evidence extraction and writing "
+                "need one (set FACTNOTE_LLM_BASE_URL and FACTNOTE_LLM_MODEL)",
+                f"retrieval without an LLM found {found} relevant passage(s)",
+            ],
+            candidates=outcome.candidates,
+        )
+
+    def _write_and_guard(self, outcome: ResearchOutcome, common: dict[str, object]) -> Decision:
+        verdict = outcome.assessment.verdict
+        feedback: str | None = None
+        report = None
+        block = post_block(self.post)
+        for _attempt in range(1 + self.kit.cfg.guard.max_rewrites):
+            with self.timed("write"):
+                text = draft_reply(
+                    post_block=block,
+                    verdict=verdict,
+                    evidence=outcome.evidence,
+                    platform=self.platform,
+                    lang=self.lang,
+                    llm=self.kit.llm,
+                    ledger=self.ledger,
+                    feedback=feedback,
+                )
+            self.trace.drafts.append(text)
+            with self.timed("guard"):
+                report = guard.check_decision(
+                    text,
+                    self.platform,
+                    evidence=outcome.evidence,
+                    verdict=verdict,
+                    confidence=outcome.assessment.confidence,
+                    cfg=self.kit.cfg.guard,
+                    post_text=self.post.text,
+                )
+            self.trace.guard.append(report)
+            if report.valid:
+                return self.decision(
+                    DecisionStatus.REPLY,
+                    reply=text,
+                    urls=[u for u in guard.urls_in(text)],
+                    reasons=[outcome.assessment.explanation],
+                    **common,
+                )
+            if not all(p.split(":", 1)[0] in REWRITABLE for p in report.problems):
+                break
+            feedback = "; ".join(report.problems)
+        assert report is not None
+        return self.decision(
+            DecisionStatus.ABSTAIN,
+            reasons=[f"guard: {p}" for p in report.problems],
+            **common,
+        )

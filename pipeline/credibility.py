@@ -1,0 +1,663 @@
+"""Publisher credibility: which tier a domain or URL belongs to, and why.
+
+The table maps keys (a registrable domain `bbc.co.uk`, a full host `news.example.co.uk`, or a
+host plus path prefix `science.org/doi`) to tiers. A lookup tries, most specific first:
+path entries of the exact host (longest prefix on segment boundaries), the host itself, its
+parent hosts down to the registrable domain, then class rules (government, intergovernmental,
+academic, encyclopedia, preprint, social platform), else UNKNOWN. MUSE's reference code only
+compared registrable domains, so its path-style entries never matched; here they do.
+
+The bundled default table (`pipeline/data/publishers.csv`) is this project's own judgement.
+Other tables (MUSE's three lists, an MBFC-style CSV, a score CSV, config overrides) are layered
+over it in that order, later layers replacing earlier entries for the same key.
+
+Registrable domains come from `tldextract` with its bundled public-suffix snapshot only: the
+extractor is built once with no suffix-list URLs and no cache directory, so it never touches the
+network or the disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import ipaddress
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import tldextract
+
+from pipeline.config import CredibilityConfig
+from pipeline.records import Tier
+
+# A publisher table holds only these; AUTHORITY rates an account's own statement, not a site.
+TABLE_TIERS: tuple[Tier, ...] = (Tier.HIGH, Tier.MEDIUM, Tier.LOW, Tier.EXCLUDED, Tier.UNKNOWN)
+
+SOURCE_DEFAULT = "default table"
+SOURCE_MUSE = "muse"
+SOURCE_MBFC = "mbfc"
+SOURCE_SCORE = "score"
+SOURCE_OVERRIDE = "override"
+SOURCE_UNLISTED = "unlisted"
+
+MUSE_FILES: tuple[tuple[str, Tier], ...] = (
+    ("publisher_priority_high.txt", Tier.HIGH),
+    ("publisher_priority_medium.txt", Tier.MEDIUM),
+    ("publisher_priority_low.txt", Tier.LOW),
+)
+
+_LABEL = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
+
+
+class CredibilityDataError(ValueError):
+    """A publisher table file is missing or malformed; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Rating:
+    query: str  # what was asked (domain or URL)
+    domain: str  # registrable domain (eTLD+1), or the bare host/IP when there is none
+    tier: Tier
+    reason: str  # one human line: why this tier
+    source: str  # "default table", "rule:<class>", "muse", "mbfc", "score", "override", ...
+    matched: str  # the table key or rule pattern that matched; "" when unlisted
+    reference: bool  # public body / intergovernmental / academic / encyclopedia
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    key: str  # "example.org", "news.example.org" or "example.org/path/prefix"
+    tier: Tier
+    reason: str
+    source: str
+    # None: the entry does not say; the host's class rule (or a parent entry) decides.
+    reference: bool | None = None
+
+
+@dataclass(frozen=True)
+class ClassRule:
+    """A rule for hosts not in the table, by public suffix or by platform domain."""
+
+    name: str  # "government", "academic", ...
+    tier: Tier
+    reason: str
+    reference: bool
+    suffixes: tuple[str, ...]  # matched on label boundaries: "gov" matches "cdc.gov"
+    by_domain: bool = False  # True: the suffixes are platforms' own domains, not public suffixes
+
+    @property
+    def source(self) -> str:
+        return f"rule:{self.name}"
+
+    def match(self, host: str) -> str | None:
+        for suffix in self.suffixes:
+            if host == suffix or host.endswith("." + suffix):
+                return suffix
+        return None
+
+    def pattern(self, suffix: str) -> str:
+        return suffix if self.by_domain else f"*.{suffix}"
+
+
+# Curated, not a `gov.*` pattern: adding a country's government is a deliberate decision.
+GOVERNMENT_SUFFIXES: tuple[str, ...] = (
+    "gov", "mil", "gov.uk", "gov.scot", "gov.wales", "gov.au", "gc.ca", "canada.ca",
+    "gouv.qc.ca", "gouv.fr", "gov.in", "nic.in", "go.jp", "gob.mx", "gob.es", "gov.br",
+    "govt.nz", "gov.za", "gov.sg", "admin.ch", "bund.de", "gv.at", "gov.ie", "gov.it",
+    "europa.eu", "fgov.be", "belgium.be", "gov.pl", "gov.cz", "gov.sk", "gov.si", "gov.ro",
+    "gov.pt", "gov.gr", "gov.mt", "gov.cy", "gov.il", "go.kr", "gov.tw", "gov.hk", "gov.ph",
+    "go.id", "gov.my", "go.th", "gov.ng", "go.ke", "gov.gh", "gob.ar", "gov.co", "gob.cl",
+    "gob.pe", "gov.ua",
+)  # fmt: skip
+ACADEMIC_SUFFIXES: tuple[str, ...] = (
+    "edu", "ac.uk", "edu.au", "ac.jp", "ac.nz", "edu.cn", "ac.in", "ac.kr", "ac.il", "ac.za",
+    "edu.sg", "edu.hk", "edu.tw", "ac.at", "ac.be", "ac.th", "edu.my", "edu.pl", "edu.tr",
+    "ac.id", "edu.ar", "edu.co",
+)  # fmt: skip
+PREPRINT_DOMAINS: tuple[str, ...] = (
+    "arxiv.org", "biorxiv.org", "medrxiv.org", "ssrn.com", "osf.io", "researchsquare.com",
+    "preprints.org", "chemrxiv.org", "psyarxiv.com", "zenodo.org",
+)  # fmt: skip
+SOCIAL_DOMAINS: tuple[str, ...] = (
+    "x.com", "twitter.com", "t.co", "facebook.com", "fb.com", "instagram.com", "tiktok.com",
+    "youtube.com", "youtu.be", "reddit.com", "bsky.app", "threads.net", "medium.com",
+    "substack.com", "t.me", "telegram.org", "rumble.com", "linkedin.com", "quora.com",
+    "pinterest.com", "truthsocial.com", "gab.com", "vk.com", "weibo.com", "mastodon.social",
+)  # fmt: skip
+
+CLASS_RULES: tuple[ClassRule, ...] = (
+    ClassRule(
+        "government",
+        Tier.HIGH,
+        "official government publication: the primary source for what a state says and counts",
+        True,
+        GOVERNMENT_SUFFIXES,
+    ),
+    ClassRule(
+        "intergovernmental",
+        Tier.HIGH,
+        "intergovernmental organisation (.int): official statements and data",
+        True,
+        ("int",),
+    ),
+    ClassRule(
+        "academic",
+        Tier.MEDIUM,
+        "academic domain: a university page is expert but not peer-reviewed",
+        True,
+        ACADEMIC_SUFFIXES,
+    ),
+    ClassRule(
+        "encyclopedia",
+        Tier.MEDIUM,
+        "tertiary, user-edited encyclopedia: good for context, cite the primary source",
+        True,
+        ("wikipedia.org",),
+        by_domain=True,
+    ),
+    ClassRule(
+        "encyclopedia",
+        Tier.HIGH,
+        "edited encyclopedia with named expert contributors and fact-checking",
+        True,
+        ("britannica.com",),
+        by_domain=True,
+    ),
+    ClassRule(
+        "preprint",
+        Tier.LOW,
+        "preprint server: not peer-reviewed",
+        False,
+        PREPRINT_DOMAINS,
+        by_domain=True,
+    ),
+    ClassRule(
+        "social",
+        Tier.UNKNOWN,
+        "user content: judge the author, not the platform",
+        False,
+        SOCIAL_DOMAINS,
+        by_domain=True,
+    ),
+)
+
+
+RESERVED_TEST_SUFFIXES = ("example", "test", "invalid")
+
+
+@functools.cache
+def suffix_extractor() -> tldextract.TLDExtract:
+    """The one extractor: bundled suffix list, no URLs to fetch, no cache on disk.
+
+    The TLDs RFC 2606 reserves for documentation and tests are added as suffixes, so demo and
+    fixture publishers (`health-ministry.example`) are rated like real ones; no real site can
+    live under them, so this cannot misrate anything real.
+    """
+    return tldextract.TLDExtract(
+        suffix_list_urls=(), cache_dir=None, extra_suffixes=RESERVED_TEST_SUFFIXES
+    )
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    host: str  # lower-case, ASCII (punycode), no "www.", no port; "" when unparseable
+    segments: tuple[str, ...]  # lower-case path segments
+    ip: bool
+
+
+def _parse(domain_or_url: str) -> _Parsed:
+    raw = domain_or_url.strip()
+    if not raw:
+        return _Parsed("", (), False)
+    if "://" not in raw:
+        # A bare IPv6 address would otherwise be read as host "2001" with a port.
+        try:
+            return _Parsed(str(ipaddress.ip_address(raw.strip("[]"))), (), True)
+        except ValueError:
+            raw = "//" + raw.lstrip("/")
+    try:
+        parts = urlsplit(raw)
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return _Parsed("", (), False)
+    segments = tuple(s for s in parts.path.lower().split("/") if s)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return _Parsed(host, segments, True)
+    if host.startswith("www."):
+        host = host[4:]
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return _Parsed("", (), False)
+    host = host.lower()
+    if not all(_LABEL.match(label) for label in host.split(".")):
+        return _Parsed("", (), False)
+    return _Parsed(host, segments, False)
+
+
+@functools.lru_cache(maxsize=65536)
+def _registrable_host(host: str) -> str:
+    parts = suffix_extractor()(host)
+    top = parts.top_domain_under_public_suffix
+    if top:
+        return top
+    if parts.suffix and not parts.domain:
+        # The host is itself a public suffix that serves a site (www.gov.uk -> gov.uk).
+        return host
+    return ""
+
+
+def registrable_domain(domain_or_url: str) -> str:
+    """The registrable domain (eTLD+1) of a domain or URL, ASCII (punycode) and lower-case.
+
+    "" for IP addresses, hosts under no known public suffix (`localhost`) and unparseable input.
+    """
+    parsed = _parse(domain_or_url)
+    if not parsed.host or parsed.ip:
+        return ""
+    return _registrable_host(parsed.host)
+
+
+def _normalise_key(key: str) -> str:
+    parsed = _parse(key)
+    if not parsed.host:
+        raise ValueError(f"not a domain or domain/path: {key!r}")
+    if parsed.ip:
+        raise ValueError(f"{key!r} is an IP address, which names no publisher")
+    if not _registrable_host(parsed.host):
+        raise ValueError(f"{key!r} is not under a known public suffix")
+    return "/".join((parsed.host, *parsed.segments))
+
+
+def _parse_tier(value: str, where: str) -> Tier:
+    try:
+        tier = Tier(value.strip().lower())
+    except ValueError:
+        raise CredibilityDataError(f"{where}: {value!r} is not a tier") from None
+    if tier not in TABLE_TIERS:
+        raise CredibilityDataError(f"{where}: tier {tier.value!r} cannot be given to a publisher")
+    return tier
+
+
+def _parse_flag(value: str, where: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("yes", "true", "1"):
+        return True
+    if lowered in ("", "no", "false", "0"):
+        return False
+    raise CredibilityDataError(f"{where}: reference must be yes or empty, got {value!r}")
+
+
+def _norm_label(value: str) -> str:
+    # MBFC labels come as "Left-Center", "left center", "LEFT_CENTER": compare one form.
+    return " ".join(value.strip().lower().replace("-", " ").replace("_", " ").split())
+
+
+# MUSE's rule for MBFC ratings: only these are usable at all.
+MBFC_USABLE_FACTUALITY = frozenset({"very high", "high", "mostly factual"})
+MBFC_USABLE_BIAS = frozenset({"least biased", "left center", "right center", "pro science"})
+
+
+def mbfc_tier(factuality: str, bias: str) -> Tier:
+    """MUSE's tiering of an MBFC rating (labels compared case- and hyphen-insensitively)."""
+    fact, lean = _norm_label(factuality), _norm_label(bias)
+    if fact not in MBFC_USABLE_FACTUALITY or lean not in MBFC_USABLE_BIAS:
+        return Tier.EXCLUDED
+    if fact == "very high" and lean in ("least biased", "pro science"):
+        return Tier.HIGH
+    if fact in ("very high", "high"):
+        return Tier.MEDIUM
+    return Tier.LOW
+
+
+def score_tier(score: float, high: float, medium: float, low: float) -> Tier:
+    if score >= high:
+        return Tier.HIGH
+    if score >= medium:
+        return Tier.MEDIUM
+    if score >= low:
+        return Tier.LOW
+    return Tier.EXCLUDED
+
+
+def _read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Rows of a CSV keyed by lower-cased header, with their line numbers."""
+    try:
+        handle = path.open(encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise CredibilityDataError(f"{path}: cannot read: {exc}") from exc
+    with handle:
+        reader = csv.reader(handle)
+        try:
+            header = [h.strip().lower() for h in next(reader)]
+        except StopIteration:
+            raise CredibilityDataError(f"{path}: empty file, expected a header") from None
+        missing = [name for name in required if name not in header]
+        if missing:
+            raise CredibilityDataError(f"{path}: missing column(s) {', '.join(missing)}")
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(header):
+                raise CredibilityDataError(f"{path}:{reader.line_num}: too many fields")
+            cells = {
+                name: (row[i].strip() if i < len(row) else "") for i, name in enumerate(header)
+            }
+            yield reader.line_num, cells
+
+
+@functools.cache
+def _default_entries() -> tuple[TableEntry, ...]:
+    resource = resources.files("pipeline.data").joinpath("publishers.csv")
+    with resources.as_file(resource) as path:
+        return tuple(load_table_csv(path))
+
+
+def load_table_csv(path: str | Path) -> list[TableEntry]:
+    """Read a table in the default format: `domain,tier,reason[,reference]`.
+
+    `reference` is "yes" for public bodies, intergovernmental organisations, academic
+    institutions and reference works, blank for the rest; without the column, the class rules
+    decide. Duplicate keys, unknown tiers and empty reasons are errors, not silently merged.
+    """
+    path = Path(path)
+    entries: list[TableEntry] = []
+    seen: dict[str, int] = {}
+    for line, row in _read_csv(path, ("domain", "tier", "reason")):
+        where = f"{path}:{line}"
+        try:
+            key = _normalise_key(row["domain"])
+        except ValueError as exc:
+            raise CredibilityDataError(f"{where}: {exc}") from None
+        if key in seen:
+            raise CredibilityDataError(f"{where}: {key} already listed on line {seen[key]}")
+        if not row["reason"]:
+            raise CredibilityDataError(f"{where}: {key} has no reason")
+        seen[key] = line
+        entries.append(
+            TableEntry(
+                key=key,
+                tier=_parse_tier(row["tier"], where),
+                reason=row["reason"],
+                source=SOURCE_DEFAULT,
+                reference=_parse_flag(row["reference"], where) if "reference" in row else None,
+            )
+        )
+    return entries
+
+
+class PublisherTable:
+    """A mutable publisher table plus the fixed class rules. Not shared across threads while
+    being built; lookups afterwards only read."""
+
+    def __init__(self, entries: Iterable[TableEntry] = ()) -> None:
+        # Insertion-ordered: replacing a key keeps its place, so exports and `domains_for` keep
+        # the default table's order.
+        self._entries: dict[str, TableEntry] = {}
+        # Import lines and rows left out, as "file:line: problem", for the operator to see.
+        self.skipped: list[str] = []
+        for entry in entries:
+            self._put(entry)
+
+    @classmethod
+    def default(cls) -> PublisherTable:
+        """The bundled table and the class rules."""
+        return cls(_default_entries())
+
+    @classmethod
+    def from_config(cls, cfg: CredibilityConfig) -> PublisherTable:
+        """The default table, then MUSE lists, MBFC CSV, score CSV and overrides, later wins."""
+        table = cls.default()
+        if cfg.muse_dir:
+            table.import_muse_dir(cfg.muse_dir)
+        if cfg.mbfc_csv:
+            table.import_mbfc_csv(cfg.mbfc_csv)
+        if cfg.score_csv:
+            table.import_score_csv(cfg.score_csv, cfg.score_high, cfg.score_medium, cfg.score_low)
+        for key, tier in cfg.overrides.items():
+            where = f"credibility override for {key!r}"
+            try:
+                table.add_entry(key, _parse_tier(tier, where), "operator override", SOURCE_OVERRIDE)
+            except ValueError as exc:
+                raise CredibilityDataError(f"{where}: {exc}") from None
+        return table
+
+    # -- building -------------------------------------------------------------------------
+
+    def _put(self, entry: TableEntry) -> None:
+        previous = self._entries.get(entry.key)
+        if entry.reference is None and previous is not None:
+            # A tier from another list says nothing about what kind of body the publisher is.
+            entry = replace(entry, reference=previous.reference)
+        self._entries[entry.key] = entry
+
+    def add_entry(
+        self, key: str, tier: Tier, reason: str, source: str, reference: bool | None = None
+    ) -> None:
+        """Add or replace one entry. Raises ValueError for a bad key, tier or empty reason."""
+        if tier not in TABLE_TIERS:
+            raise ValueError(f"tier {tier.value!r} cannot be given to a publisher")
+        if not reason.strip():
+            raise ValueError(f"entry {key!r} needs a reason")
+        self._put(TableEntry(_normalise_key(key), tier, reason.strip(), source, reference))
+
+    def _skip(self, where: str, problem: str) -> None:
+        self.skipped.append(f"{where}: {problem}")
+
+    def import_muse_dir(self, path: str | Path) -> int:
+        """Import MUSE's three lists (`publisher_priority_{high,medium,low}.txt`, one domain or
+        domain/path per line). Returns how many lines were imported.
+
+        Missing files are skipped, but a folder with none of them is an error. Lines that name
+        no domain (MUSE's own lists hold a few, such as "bemidji pioneer") are left out and
+        recorded in `skipped`. A key listed in more than one file keeps the higher tier, as
+        MUSE searched the High list first.
+        """
+        folder = Path(path)
+        present = [(folder / name, tier) for name, tier in MUSE_FILES if (folder / name).is_file()]
+        if not present:
+            names = ", ".join(name for name, _ in MUSE_FILES)
+            raise CredibilityDataError(f"{folder}: no MUSE tier list found (expected {names})")
+        staged: dict[str, TableEntry] = {}
+        count = 0
+        for file, tier in present:
+            try:
+                lines = file.read_text(encoding="utf-8-sig").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CredibilityDataError(f"{file}: cannot read: {exc}") from exc
+            for number, raw in enumerate(lines, start=1):
+                text = raw.strip()
+                if not text or text.startswith("#"):
+                    continue
+                try:
+                    key = _normalise_key(text)
+                except ValueError as exc:
+                    self._skip(f"{file}:{number}", str(exc))
+                    continue
+                count += 1
+                if key not in staged:
+                    staged[key] = TableEntry(
+                        key, tier, f"MUSE publisher list: {tier.value} priority", SOURCE_MUSE
+                    )
+        for entry in staged.values():
+            self._put(entry)
+        return count
+
+    def import_mbfc_csv(self, path: str | Path) -> int:
+        """Import an MBFC-style CSV (`domain,factuality,bias`) with MUSE's tiering rule.
+
+        Returns how many rows were imported; rows without a usable domain go to `skipped`.
+        """
+        path = Path(path)
+        count = 0
+        for line, row in _read_csv(path, ("domain", "factuality", "bias")):
+            tier = mbfc_tier(row["factuality"], row["bias"])
+            reason = (
+                f"MBFC rating: factuality {_norm_label(row['factuality']) or 'none'}, "
+                f"bias {_norm_label(row['bias']) or 'none'}"
+            )
+            try:
+                self.add_entry(row["domain"], tier, reason, SOURCE_MBFC)
+            except ValueError as exc:
+                self._skip(f"{path}:{line}", str(exc))
+                continue
+            count += 1
+        return count
+
+    def import_score_csv(self, path: str | Path, high: float, medium: float, low: float) -> int:
+        """Import `domain,score` with score in [0, 1]; cut-offs give HIGH/MEDIUM/LOW/EXCLUDED.
+
+        Returns how many rows were imported; rows with a bad domain or score go to `skipped`.
+        """
+        if not 0.0 <= low <= medium <= high <= 1.0:
+            raise ValueError(
+                f"score cut-offs must satisfy 0 <= low <= medium <= high <= 1, got "
+                f"low={low} medium={medium} high={high}"
+            )
+        path = Path(path)
+        count = 0
+        for line, row in _read_csv(path, ("domain", "score")):
+            where = f"{path}:{line}"
+            try:
+                score = float(row["score"])
+            except ValueError:
+                self._skip(where, f"score {row['score']!r} is not a number")
+                continue
+            if not 0.0 <= score <= 1.0:  # also refuses NaN
+                self._skip(where, f"score {row['score']!r} is outside [0, 1]")
+                continue
+            tier = score_tier(score, high, medium, low)
+            reason = f"credibility score {score:.2f} (cut-offs {high}/{medium}/{low})"
+            try:
+                self.add_entry(row["domain"], tier, reason, SOURCE_SCORE)
+            except ValueError as exc:
+                self._skip(where, str(exc))
+                continue
+            count += 1
+        return count
+
+    # -- reading --------------------------------------------------------------------------
+
+    def entries(self) -> list[TableEntry]:
+        """The effective table, in order (default table first, new keys after)."""
+        return list(self._entries.values())
+
+    def _candidates(self, parsed: _Parsed) -> list[TableEntry]:
+        """Table entries that cover `parsed`, most specific first."""
+        found: list[TableEntry] = []
+        host = parsed.host
+        for n in range(len(parsed.segments), 0, -1):
+            entry = self._entries.get("/".join((host, *parsed.segments[:n])))
+            if entry is not None:
+                found.append(entry)
+        registrable = _registrable_host(host)
+        labels = host.split(".")
+        for i in range(len(labels)):
+            name = ".".join(labels[i:])
+            entry = self._entries.get(name)
+            if entry is not None:
+                found.append(entry)
+            if name == registrable or not registrable:
+                # Never climb to a public suffix: "co.uk" rates no one.
+                break
+        return found
+
+    def lookup(self, domain_or_url: str) -> Rating:
+        """Rate a domain or URL. Never raises: unparseable input and IPs are UNKNOWN."""
+        parsed = _parse(domain_or_url)
+        if not parsed.host or parsed.ip:
+            why = "an IP address names no publisher" if parsed.ip else "no host name in the input"
+            return _unlisted(domain_or_url, parsed.host, why)
+        domain = _registrable_host(parsed.host) or parsed.host
+        rule, suffix = _class_rule(parsed.host)
+        candidates = self._candidates(parsed)
+        if candidates:
+            best = candidates[0]
+            # The most specific entry that says what kind of body this is decides; else the rule.
+            reference = next((c.reference for c in candidates if c.reference is not None), None)
+            if reference is None:
+                reference = rule is not None and rule.reference
+            return Rating(
+                query=domain_or_url,
+                domain=domain,
+                tier=best.tier,
+                reason=best.reason,
+                source=best.source,
+                matched=best.key,
+                reference=reference,
+            )
+        if rule is not None and suffix is not None:
+            return Rating(
+                query=domain_or_url,
+                domain=domain,
+                tier=rule.tier,
+                reason=rule.reason,
+                source=rule.source,
+                matched=rule.pattern(suffix),
+                reference=rule.reference,
+            )
+        return _unlisted(domain_or_url, domain, "publisher not in the table")
+
+    def domains_for(self, tier: Tier) -> list[str]:
+        """Keys in `tier` for search `site:` filters, in table order, then class-rule domains
+        (encyclopedias, preprint servers) the table does not rate.
+
+        A key whose parent host or shorter path prefix is already listed in the same tier is
+        left out, since `site:` on the parent already covers it. A `site:` filter is only a
+        hint: results must still be rated with `lookup` (a HIGH domain may have a LOW path).
+        """
+        keys = [e.key for e in self._entries.values() if e.tier == tier]
+        for rule in CLASS_RULES:
+            if rule.tier == tier and rule.by_domain:
+                keys.extend(d for d in rule.suffixes if not self._candidates(_parse(d)))
+        chosen = set(keys)
+        return [key for key in keys if not any(a in chosen for a in _ancestors(key))]
+
+    def suffixes_for(self, tier: Tier) -> list[str]:
+        """Public suffixes a class rule puts in `tier` (`gov`, `ac.uk`), for `site:` filters."""
+        return [s for r in CLASS_RULES if r.tier == tier and not r.by_domain for s in r.suffixes]
+
+
+def _unlisted(query: str, domain: str, reason: str) -> Rating:
+    return Rating(
+        query=query,
+        domain=domain,
+        tier=Tier.UNKNOWN,
+        reason=reason,
+        source=SOURCE_UNLISTED,
+        matched="",
+        reference=False,
+    )
+
+
+def _class_rule(host: str) -> tuple[ClassRule | None, str | None]:
+    for rule in CLASS_RULES:
+        suffix = rule.match(host)
+        if suffix is not None:
+            return rule, suffix
+    return None, None
+
+
+def _ancestors(key: str) -> Iterator[str]:
+    """Keys that cover `key`: shorter path prefixes, the host, then parent hosts above it."""
+    host, _, path = key.partition("/")
+    segments = path.split("/") if path else []
+    for n in range(len(segments) - 1, 0, -1):
+        yield "/".join((host, *segments[:n]))
+    if segments:
+        yield host
+    registrable = _registrable_host(host)
+    labels = host.split(".")
+    for i in range(1, len(labels)):
+        parent = ".".join(labels[i:])
+        if len(parent) < len(registrable):
+            break
+        yield parent

@@ -1,0 +1,152 @@
+"""Evidence extraction: quotes from a page that refute the post, add context, or support it.
+
+The LLM proposes quotes; code decides what is kept. Every quote must really be on the page
+(normalised and fuzzy-tolerant, since models fix typos and whitespace), at most two per stance
+per page survive, and the kept quote is the page's own wording, not the model's.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
+
+from pipeline.llm import CallLedger, LLMClient
+from pipeline.prompts import EVIDENCE_SYSTEM, evidence_user, quote_untrusted
+from pipeline.records import Document, Evidence, Passage, Stance, Tier
+
+MAX_PER_STANCE = 2  # MUSE: ≤2 explicit refutations and ≤2 context passages per page
+FUZZY_MIN = 90.0  # partial_ratio needed to accept a quote that is not an exact substring
+MIN_QUOTE_CHARS = 20
+
+
+class QuoteAnswer(BaseModel):
+    quote: str
+    stance: Literal["refutes", "context", "supports"]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class EvidenceAnswer(BaseModel):
+    items: list[QuoteAnswer]
+
+
+@dataclass(frozen=True)
+class PageInput:
+    doc: Document
+    tier: Tier
+    domain: str
+    relevance: float
+    passages: list[Passage]
+    round: int
+
+
+@dataclass
+class Extraction:
+    evidence: list[Evidence]
+    rejected: list[str]  # quotes dropped, with why (for the trace)
+
+
+_QUOTE_CHARS = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
+_SPACE_RE = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTE_CHARS).lower()
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def locate_quote(quote: str, page_text: str) -> str | None:
+    """The page's own text for `quote`, or None if the quote is not really on the page."""
+    q = normalise(quote).strip(" .\"'")
+    if len(q) < MIN_QUOTE_CHARS:
+        return None
+    page = normalise(page_text)
+    start = page.find(q)
+    if start >= 0:
+        return _span_in_original(page_text, page, start, start + len(q))
+    alignment = fuzz.partial_ratio_alignment(q, page, score_cutoff=FUZZY_MIN)
+    if alignment is None:
+        return None
+    # Guard against short fuzzy matches inside a long quote: the matched span must cover the
+    # quote nearly entirely.
+    span = alignment.dest_end - alignment.dest_start
+    if span < 0.9 * len(q):
+        return None
+    return _span_in_original(page_text, page, alignment.dest_start, alignment.dest_end)
+
+
+def _span_in_original(original: str, normalised: str, start: int, end: int) -> str:
+    """Map a span of the normalised text back to readable page text.
+
+    Normalisation only collapses whitespace and maps characters one-to-one (NFKC aside), so the
+    normalised span's words are found again in the original by a whitespace-tolerant search.
+    """
+    words = normalised[start:end].split(" ")
+    pattern = r"\s+".join(re.escape(w) for w in words if w)
+    folded = unicodedata.normalize("NFKC", original).translate(_QUOTE_CHARS)
+    match = re.search(pattern, folded, flags=re.IGNORECASE)
+    if match:
+        return _SPACE_RE.sub(" ", match.group(0)).strip()
+    return normalised[start:end]
+
+
+def extract(
+    page: PageInput,
+    post_block: str,
+    claims: list[str],
+    llm: LLMClient,
+    ledger: CallLedger,
+) -> Extraction:
+    passages_text = "\n\n".join(p.text for p in page.passages)
+    block = quote_untrusted(
+        "page", passages_text, url=page.doc.final_url or page.doc.url, title=page.doc.title
+    )
+    answer = llm.structured(
+        "evidence",
+        system=EVIDENCE_SYSTEM,
+        user=evidence_user(post_block, claims, block),
+        schema=EvidenceAnswer,
+        ledger=ledger,
+    )
+    return verify_items(answer.items, page)
+
+
+def verify_items(items: list[QuoteAnswer], page: PageInput) -> Extraction:
+    kept: list[Evidence] = []
+    rejected: list[str] = []
+    per_stance: dict[str, int] = {}
+    seen: set[str] = set()
+    # Most confident first, so the per-stance cap keeps the strongest quotes.
+    for item in sorted(items, key=lambda i: -i.confidence):
+        located = locate_quote(item.quote, page.doc.text)
+        if located is None:
+            rejected.append(f"not on page: {item.quote[:120]!r}")
+            continue
+        key = normalise(located)
+        if key in seen:
+            continue
+        if per_stance.get(item.stance, 0) >= MAX_PER_STANCE:
+            rejected.append(f"over the {MAX_PER_STANCE}-per-stance cap: {item.quote[:80]!r}")
+            continue
+        seen.add(key)
+        per_stance[item.stance] = per_stance.get(item.stance, 0) + 1
+        kept.append(
+            Evidence(
+                url=page.doc.final_url or page.doc.url,
+                title=page.doc.title,
+                domain=page.domain,
+                tier=page.tier,
+                stance=Stance(item.stance),
+                confidence=item.confidence,
+                quote=located,
+                relevance=page.relevance,
+                published=page.doc.published,
+                content_hash=page.doc.content_hash,
+                round=page.round,
+            )
+        )
+    return Extraction(evidence=kept, rejected=rejected)

@@ -1,0 +1,593 @@
+"""The one door to a language model: structured (JSON-schema) and free-text chat calls.
+
+Talks to any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp
+server) through the `openai` SDK. Retries are owned here, in two separate budgets: transient
+transport failures (timeouts, dropped connections, 429, 5xx) are retried with backoff by
+tenacity, and answers that are empty, truncated, refused or do not validate against the pydantic
+schema are re-asked a bounded number of times. Every call is accounted (attempts, tokens, cost,
+latency, outcome) in a thread-safe `CallLedger`, whether it succeeded or not.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
+
+import httpx
+import openai
+import pydantic
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from pipeline.config import LLMConfig
+from pipeline.records import LLMCall, utcnow
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=pydantic.BaseModel)
+R = TypeVar("R")
+
+# Used when no base URL is configured but an API key is: the hosted OpenAI API. Passing it
+# explicitly keeps the SDK from reading OPENAI_BASE_URL from the environment.
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Local servers ignore the key, but the SDK refuses to run without one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+BACKOFF_MULTIPLIER_S = 0.5
+BACKOFF_MAX_S = 4.0
+# A server may ask for a long pause; one decision must not stall on it for minutes.
+RETRY_AFTER_MAX_S = 10.0
+RAW_EXCERPT_CHARS = 500
+REASON_CHARS = 400
+
+_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*[ \t]*\n?(?P<body>.*?)\n?```$", re.DOTALL)
+_REASK = (
+    "Your previous answer was invalid: {reason}. "
+    "Answer again with only a JSON object that matches the required schema, with no other text."
+)
+_REASK_TEXT = "Your previous answer was invalid: {reason}. Answer again."
+
+
+class LLMError(Exception):
+    """Base of every failure of an LLM call; `step` names the pipeline step that made it."""
+
+    def __init__(self, message: str, *, step: str) -> None:
+        super().__init__(message)
+        self.step = step
+
+
+class LLMNotConfigured(LLMError):
+    """No endpoint or model is configured, so no call can be made."""
+
+
+class LLMTransportError(LLMError):
+    """The endpoint could not be reached or refused the request (after bounded retries)."""
+
+    def __init__(self, message: str, *, step: str, status_code: int | None = None) -> None:
+        super().__init__(message, step=step)
+        self.status_code = status_code
+
+
+class LLMInvalidOutput(LLMError):
+    """The model kept answering with something unusable; `raw` is its last answer, truncated."""
+
+    def __init__(self, message: str, *, step: str, raw: str = "") -> None:
+        super().__init__(message, step=step)
+        self.raw = raw
+
+
+class CallLedger:
+    """Per-request accounting of LLM calls. Thread-safe: steps call the LLM from workers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[LLMCall] = []
+        self._estimated = 0
+
+    def add(self, call: LLMCall, *, usage_estimated: bool = False) -> None:
+        with self._lock:
+            self._calls.append(call)
+            if usage_estimated:
+                self._estimated += 1
+
+    @property
+    def calls(self) -> list[LLMCall]:
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self._calls)
+
+    @property
+    def prompt_tokens(self) -> int:
+        with self._lock:
+            return sum(c.prompt_tokens for c in self._calls)
+
+    @property
+    def completion_tokens(self) -> int:
+        with self._lock:
+            return sum(c.completion_tokens for c in self._calls)
+
+    @property
+    def cost_usd(self) -> float:
+        with self._lock:
+            return sum(c.cost_usd for c in self._calls)
+
+    @property
+    def estimated_count(self) -> int:
+        """Calls whose token counts were estimated because the server sent no usage."""
+        with self._lock:
+            return self._estimated
+
+
+# --- strict JSON schema -------------------------------------------------------------------
+
+# Keywords whose value is a single sub-schema, or a list of sub-schemas.
+_SUBSCHEMA_KEYS = frozenset({"items", "not", "contains", "additionalItems"})
+_SUBSCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+# Dropped: titles are noise for the model, and defaults mean nothing once all fields are required
+# (OpenAI's strict mode also rejects some of them).
+_DROPPED_KEYS = frozenset({"title", "default"})
+
+
+def strict_json_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the form strict structured outputs accept.
+
+    Every object gets `additionalProperties: false` and lists all its properties as required;
+    `$defs` are inlined so that servers with partial `$ref` support (llama.cpp, older vLLM)
+    see the same schema as OpenAI. Recursive models and free-form dicts cannot be expressed
+    and raise `ValueError`.
+    """
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+    return cast(dict[str, Any], _strict_node(schema, defs, ()))
+
+
+def _strict_node(node: Any, defs: dict[str, Any], stack: tuple[str, ...]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.removeprefix("#/$defs/")
+        if name == ref or name not in defs:
+            raise ValueError(f"unsupported $ref {ref!r}")
+        if name in stack:
+            raise ValueError(f"recursive model {name!r} cannot be used as a strict schema")
+        target = _strict_node(defs[name], defs, (*stack, name))
+        siblings = _strict_node({k: v for k, v in node.items() if k != "$ref"}, defs, stack)
+        # Sibling keywords (a field's description) win over the referenced definition's.
+        return {**target, **siblings}
+
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROPPED_KEYS:
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {prop: _strict_node(sub, defs, stack) for prop, sub in value.items()}
+        elif key in _SUBSCHEMA_KEYS:
+            out[key] = _strict_node(value, defs, stack)
+        elif key in _SUBSCHEMA_LIST_KEYS and isinstance(value, list):
+            out[key] = [_strict_node(sub, defs, stack) for sub in value]
+        elif key == "additionalProperties" and value not in (False, None):
+            raise ValueError("free-form dict fields cannot be used in a strict schema")
+        else:
+            out[key] = value
+
+    all_of = out.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+        del out["allOf"]
+        out = {**all_of[0], **out}
+
+    if out.get("type") == "object" or "properties" in out:
+        out.setdefault("type", "object")
+        out["properties"] = out.get("properties", {})
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    return out
+
+
+# --- answer parsing -----------------------------------------------------------------------
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: str, raw: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+
+@dataclass(frozen=True)
+class _Answer:
+    content: str
+    finish_reason: str | None
+    refusal: str | None
+
+
+def strip_fence(text: str) -> str:
+    """The body of a ```json fenced block, which lenient servers wrap around JSON; else text."""
+    stripped = text.strip()
+    match = _FENCE.match(stripped)
+    return match.group("body").strip() if match else stripped
+
+
+def _check_answer(answer: _Answer) -> str:
+    """The answer's text, or `_Invalid` if it is refused, truncated or empty."""
+    if answer.refusal:
+        raise _Invalid(f"the model refused: {_clip(answer.refusal, REASON_CHARS)}", answer.content)
+    if answer.finish_reason == "length":
+        raise _Invalid("the answer was cut off at the token limit", answer.content)
+    if not answer.content.strip():
+        raise _Invalid("the answer was empty", answer.content)
+    return answer.content
+
+
+def _parse_model(schema: type[T]) -> Callable[[_Answer], T]:
+    def parse(answer: _Answer) -> T:
+        text = strip_fence(_check_answer(answer))
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise _Invalid(f"not valid JSON ({err.msg} at char {err.pos})", answer.content) from err
+        try:
+            return schema.model_validate(data)
+        except pydantic.ValidationError as err:
+            # Inputs are left out: the reason is sent back to the model and stored in traces.
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+                for e in err.errors(include_url=False, include_input=False)
+            )
+            reason = f"does not match the schema ({_clip(problems, REASON_CHARS)})"
+            raise _Invalid(reason, answer.content) from err
+
+    return parse
+
+
+def _parse_text(answer: _Answer) -> str:
+    return _check_answer(answer).strip()
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- transient-error policy ---------------------------------------------------------------
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 429) or exc.status_code >= 500
+    return False
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms` or `retry-after`), if it did."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    headers = exc.response.headers
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+# --- the client ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Tally:
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+
+
+class LLMClient:
+    """Structured and free-text calls with bounded retries and per-call accounting."""
+
+    def __init__(
+        self,
+        cfg: LLMConfig,
+        *,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._cfg = cfg
+        self._sleep = sleep
+        self._backoff = wait_random_exponential(multiplier=BACKOFF_MULTIPLIER_S, max=BACKOFF_MAX_S)
+        self._client: openai.OpenAI | None = None
+        if cfg.configured:
+            api_key = cfg.api_key.get_secret_value() if cfg.api_key else PLACEHOLDER_API_KEY
+            # One SDK client per LLMClient: it pools connections and is safe to share.
+            self._client = openai.OpenAI(
+                base_url=cfg.base_url or OPENAI_DEFAULT_BASE_URL,
+                api_key=api_key,
+                timeout=cfg.timeout_s,
+                max_retries=0,  # tenacity owns retries
+                # The SDK accepts a (legacy) httpx.Client besides its own httpx2 one.
+                http_client=cast(Any, http_client),
+            )
+
+    @property
+    def configured(self) -> bool:
+        return self._cfg.configured
+
+    @property
+    def model(self) -> str:
+        return self._cfg.model or ""
+
+    def structured(
+        self,
+        step: str,
+        *,
+        system: str,
+        user: str,
+        schema: type[T],
+        ledger: CallLedger,
+        max_tokens: int | None = None,
+    ) -> T:
+        """Ask for a JSON object matching `schema` and return it validated.
+
+        Raises `LLMNotConfigured`, `LLMTransportError` or `LLMInvalidOutput`.
+        """
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": schema.__name__,
+                "schema": strict_json_schema(schema),
+                "strict": True,
+            },
+        }
+        return self._call(
+            step,
+            system=system,
+            user=user,
+            response_format=response_format,
+            parse=_parse_model(schema),
+            reask=_REASK,
+            ledger=ledger,
+            max_tokens=max_tokens,
+        )
+
+    def text(
+        self,
+        step: str,
+        *,
+        system: str,
+        user: str,
+        ledger: CallLedger,
+        max_tokens: int | None = None,
+    ) -> str:
+        """Ask for free text; an empty, truncated or refused answer is `LLMInvalidOutput`."""
+        return self._call(
+            step,
+            system=system,
+            user=user,
+            response_format=None,
+            parse=_parse_text,
+            reask=_REASK_TEXT,
+            ledger=ledger,
+            max_tokens=max_tokens,
+        )
+
+    def _call(
+        self,
+        step: str,
+        *,
+        system: str,
+        user: str,
+        response_format: dict[str, Any] | None,
+        parse: Callable[[_Answer], R],
+        reask: str,
+        ledger: CallLedger,
+        max_tokens: int | None,
+    ) -> R:
+        if self._client is None:
+            raise LLMNotConfigured(
+                f"{step}: no LLM endpoint/model configured (set llm.model and llm.base_url)",
+                step=step,
+            )
+        base: list[dict[str, str]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        tally = _Tally()
+        started_at = utcnow()
+        t0 = time.monotonic()
+
+        def record(error: str | None) -> None:
+            ledger.add(
+                LLMCall(
+                    step=step,
+                    model=self.model,
+                    ok=error is None,
+                    attempts=tally.attempts,
+                    prompt_tokens=tally.prompt_tokens,
+                    completion_tokens=tally.completion_tokens,
+                    latency_s=time.monotonic() - t0,
+                    cost_usd=self._cost(tally),
+                    error=error,
+                    started_at=started_at,
+                ),
+                usage_estimated=tally.estimated,
+            )
+
+        try:
+            result = self._ask(
+                step,
+                base=base,
+                response_format=response_format,
+                parse=parse,
+                reask=reask,
+                max_tokens=max_tokens or self._cfg.max_output_tokens,
+                tally=tally,
+            )
+        except LLMError as err:
+            record(str(err))
+            raise
+        except Exception as err:
+            record(f"{type(err).__name__}: {err}")
+            raise
+        record(None)
+        return result
+
+    def _ask(
+        self,
+        step: str,
+        *,
+        base: list[dict[str, str]],
+        response_format: dict[str, Any] | None,
+        parse: Callable[[_Answer], R],
+        reask: str,
+        max_tokens: int,
+        tally: _Tally,
+    ) -> R:
+        answers = 1 + max(0, self._cfg.invalid_retries)
+        messages = base
+        last: _Invalid | None = None
+        for _ in range(answers):
+            answer = self._complete(step, messages, response_format, max_tokens, tally)
+            try:
+                return parse(answer)
+            except _Invalid as invalid:
+                last = invalid
+                log.info("%s: invalid LLM answer, re-asking: %s", step, invalid.reason)
+                # Only the reason is sent back, never the earlier answer: a truncated or garbage
+                # answer would just waste the context window.
+                messages = [*base, {"role": "user", "content": reask.format(reason=invalid.reason)}]
+        assert last is not None
+        raw = _clip(last.raw, RAW_EXCERPT_CHARS)
+        raise LLMInvalidOutput(
+            f"{step}: invalid LLM output after {answers} answer(s): {last.reason}; "
+            f"last answer: {_clip(last.raw, 200)!r}",
+            step=step,
+            raw=raw,
+        )
+
+    def _complete(
+        self,
+        step: str,
+        messages: list[dict[str, str]],
+        response_format: dict[str, Any] | None,
+        max_tokens: int,
+        tally: _Tally,
+    ) -> _Answer:
+        assert self._client is not None
+        client = self._client
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self._cfg.temperature,
+            "max_tokens": max_tokens,
+        }
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+
+        def once() -> Any:
+            tally.attempts += 1
+            return client.chat.completions.create(**kwargs)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(max(1, self._cfg.transient_retries)),
+            wait=self._wait,
+            retry=retry_if_exception(_is_transient),
+            sleep=self._sleep,
+            before_sleep=lambda state: log.info(
+                "%s: transient LLM error, retrying: %s",
+                step,
+                state.outcome.exception() if state.outcome else None,
+            ),
+            reraise=True,
+        )
+        try:
+            completion = retrying(once)
+        except openai.APIStatusError as err:
+            raise LLMTransportError(
+                f"{step}: LLM endpoint answered HTTP {err.status_code} "
+                f"after {tally.attempts} attempt(s): {_clip(err.message, REASON_CHARS)}",
+                step=step,
+                status_code=err.status_code,
+            ) from err
+        except openai.APITimeoutError as err:
+            raise LLMTransportError(
+                f"{step}: LLM request timed out after {self._cfg.timeout_s:g}s "
+                f"({tally.attempts} attempt(s))",
+                step=step,
+            ) from err
+        except openai.OpenAIError as err:
+            raise LLMTransportError(
+                f"{step}: LLM request failed after {tally.attempts} attempt(s): "
+                f"{type(err).__name__}: {_clip(str(err), REASON_CHARS)}",
+                step=step,
+            ) from err
+        if not isinstance(getattr(completion, "choices", None), list):
+            # A proxy login page or a non-chat endpoint: a transport fault, not a bad answer.
+            raise LLMTransportError(
+                f"{step}: LLM endpoint returned something other than a chat completion: "
+                f"{_clip(str(completion), 200)!r}",
+                step=step,
+            )
+        return self._read(completion, messages, tally)
+
+    def _read(self, completion: Any, messages: list[dict[str, str]], tally: _Tally) -> _Answer:
+        choices = completion.choices
+        if choices:
+            message = choices[0].message
+            content = message.content or ""
+            refusal = getattr(message, "refusal", None)
+            finish_reason = choices[0].finish_reason
+        else:
+            content, refusal, finish_reason = "", None, None
+        usage = getattr(completion, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        # Some local servers send no usage; chars/4 keeps cost and budget tracking meaningful.
+        if prompt is None:
+            prompt = sum(len(m["content"]) for m in messages) // 4
+            tally.estimated = True
+        if completion_tokens is None:
+            completion_tokens = len(content) // 4
+            tally.estimated = True
+        tally.prompt_tokens += int(prompt)
+        tally.completion_tokens += int(completion_tokens)
+        return _Answer(content=content, finish_reason=finish_reason, refusal=refusal)
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        hinted = retry_after_s(exc)
+        if hinted is not None:
+            return min(hinted, RETRY_AFTER_MAX_S)
+        return float(self._backoff(state))
+
+    def _cost(self, tally: _Tally) -> float:
+        return (
+            tally.prompt_tokens * self._cfg.price_prompt_per_1k
+            + tally.completion_tokens * self._cfg.price_completion_per_1k
+        ) / 1000.0

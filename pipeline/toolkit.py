@@ -1,0 +1,72 @@
+"""The long-lived parts a check uses, built once per process and shared by requests.
+
+Only caches that are safe to lose live here (the embedding model, HTTP clients, the publisher
+table, the local index handle); everything about one request lives in its own records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.config import PipelineConfig
+from pipeline.credibility import PublisherTable
+from pipeline.fetch import DocumentStore, Fetcher
+from pipeline.llm import LLMClient
+from pipeline.records import Document
+from pipeline.relevance import Embedder, get_embedder
+from pipeline.search.local_index import LocalIndex
+from pipeline.search.registry import build_providers
+from pipeline.search.tiered import TieredSearch
+
+
+@dataclass
+class Toolkit:
+    cfg: PipelineConfig
+    llm: LLMClient
+    publishers: PublisherTable
+    search: TieredSearch
+    fetcher: Fetcher
+    embedder: Embedder
+    local_index: LocalIndex | None = None
+
+    @classmethod
+    def build(
+        cls,
+        cfg: PipelineConfig,
+        *,
+        index_path: str | Path | None = None,
+        store: DocumentStore | None = None,
+        search: TieredSearch | None = None,
+        fetcher: Fetcher | None = None,
+        llm: LLMClient | None = None,
+    ) -> Toolkit:
+        embedder = get_embedder(cfg.relevance)
+        publishers = PublisherTable.from_config(cfg.credibility)
+        local = LocalIndex(index_path, embedder=embedder) if index_path else None
+        if search is None:
+            providers = build_providers(cfg.search, local=local)
+            search = TieredSearch(providers, publishers)
+        return cls(
+            cfg=cfg,
+            llm=llm or LLMClient(cfg.llm),
+            publishers=publishers,
+            search=search,
+            fetcher=fetcher or Fetcher(cfg.fetch, store=store),
+            embedder=embedder,
+            local_index=local,
+        )
+
+    def get_document(self, url: str) -> Document:
+        """A page's text: from the local index when it holds the page (no network), otherwise
+        fetched through the SSRF-guarded fetcher."""
+        if self.local_index is not None:
+            doc = self.local_index.get(url)
+            if doc is not None:
+                return doc
+        return self.fetcher.fetch(url)
+
+    def close(self) -> None:
+        self.fetcher.close()
+        if self.local_index is not None:
+            self.local_index.close()

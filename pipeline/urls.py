@@ -1,0 +1,48 @@
+"""URL normalisation shared by fetching, caching, search results and the guard's URL rule."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+# Tracking parameters never change what a page says, so they must not make two URLs differ.
+_TRACKING_PREFIXES = ("utm_",)
+_TRACKING_NAMES = frozenset(
+    {"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "ref_src"}
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def canonical_url(url: str) -> str:
+    """A stable key for a web page: lower-case scheme and host, no default port, no fragment,
+    no tracking parameters, remaining parameters sorted, no trailing slash except the root.
+
+    A URL without a scheme (as people type them in posts) is taken as https.
+    """
+    raw = url.strip()
+    if "://" not in raw:
+        raw = "https://" + raw
+    parts = urlsplit(raw)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host.startswith("www."):
+        host = host[4:]
+    port = parts.port
+    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    if ":" in host and not host.startswith("["):  # IPv6 literal
+        netloc = f"[{host}]" if port is None else f"[{host}]:{port}"
+    path = parts.path or "/"
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/") or "/"
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith(_TRACKING_PREFIXES) and k.lower() not in _TRACKING_NAMES
+    ]
+    query.sort()
+    return urlunsplit((scheme, netloc, path, urlencode(query), ""))
+
+
+def same_page(a: str, b: str) -> bool:
+    """True when two URLs name the same page, ignoring scheme (http/https) and the above noise."""
+    ca, cb = canonical_url(a), canonical_url(b)
+    return ca.split("://", 1)[1] == cb.split("://", 1)[1]

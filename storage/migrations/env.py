@@ -1,0 +1,42 @@
+"""Alembic environment: runs migrations against the URL set by `storage.db.alembic_config`."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from storage.db import make_engine
+from storage.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run_migrations_offline() -> None:
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=target_metadata,
+        literal_binds=True,
+        render_as_batch=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    url = config.get_main_option("sqlalchemy.url")
+    assert url is not None
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        # Batch mode lets later migrations alter SQLite tables (ALTER TABLE is limited there).
+        context.configure(
+            connection=connection, target_metadata=target_metadata, render_as_batch=True
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

