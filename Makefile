@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/factnote demo
+	$(BIN)/factnote --config examples/demo.toml demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from bot.commands import check, fetch, guard, index, sources
+from bot.commands import check, demo, fetch, guard, index, review, run, sources
 from bot.config import ConfigError, load_settings
 
 app = typer.Typer(
@@ -42,6 +42,10 @@ app.command("fetch")(fetch.command)
 app.command("guard")(guard.command)
 app.add_typer(index.app, name="index")
 app.add_typer(sources.app, name="sources")
+app.add_typer(review.app, name="review")
+app.command("run")(run.run_command)
+app.command("status")(run.status_command)
+app.command("demo")(demo.command)
 
 
 def main() -> None:

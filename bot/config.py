@@ -23,6 +23,8 @@ from pydantic_settings import (
 )
 
 from pipeline.config import (
+    AuthorityConfig,
+    ClaimsConfig,
     CredibilityConfig,
     FetchConfig,
     GuardConfig,
@@ -41,11 +43,35 @@ class ConfigError(Exception):
     pass
 
 
-class LocalAdapterConfig(BaseModel):
+class AdapterConfig(BaseModel):
+    enabled: bool = False
+    mode: Mode | None = None  # per-adapter override of the global mode
+    poll_interval_s: float = 60.0
+    bot_handle: str = "factnote"  # our own account, for loop prevention
+
+
+class LocalAdapterConfig(AdapterConfig):
     enabled: bool = True
     inbox: str = "examples/inbox"
     outbox: str = "data/outbox.jsonl"
-    mode: Mode | None = None  # per-adapter override of the global mode
+    poll_interval_s: float = 5.0
+
+
+class BlueskyAdapterConfig(AdapterConfig):
+    session_path: str = "data/bluesky.session"
+
+
+class RuntimeConfig(BaseModel):
+    workers: int = 2  # requests processed at once
+    max_attempts: int = 3  # technical failures before a request is `failed`
+    retry_backoff_s: float = 60.0  # doubled per attempt
+    review_ttl_h: float = 24.0  # review items expire to an abstention after this
+    per_user_hourly: int = 5
+    global_hourly: int = 200
+    reuse_days: int = 7  # a claim answered this recently is answered the same way
+    ignore_bots: bool = True
+    known_bots: list[str] = Field(default_factory=list)
+    maintenance_interval_s: float = 30.0
 
 
 class Settings(BaseSettings):
@@ -79,6 +105,8 @@ class Settings(BaseSettings):
     research: ResearchConfig = Field(default_factory=ResearchConfig)
     guard: GuardConfig = Field(default_factory=GuardConfig)
     credibility: CredibilityConfig = Field(default_factory=CredibilityConfig)
+    claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
+    authority: AuthorityConfig = Field(default_factory=AuthorityConfig)
     local: LocalAdapterConfig = Field(
         default_factory=LocalAdapterConfig,
         validation_alias=AliasChoices("local", "FACTNOTE_LOCAL"),
@@ -90,7 +118,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("FACTNOTE_LOCAL_OUTBOX", "local_outbox")
     )
 
-    _toml_file: Path | None = None
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    x: AdapterConfig = Field(default_factory=AdapterConfig)
+    bluesky: BlueskyAdapterConfig = Field(default_factory=BlueskyAdapterConfig)
 
     @classmethod
     def settings_customise_sources(
@@ -124,7 +154,13 @@ class Settings(BaseSettings):
             research=self.research,
             guard=self.guard,
             credibility=self.credibility,
+            claims=self.claims,
+            authority=self.authority,
         )
+
+    def adapter_mode(self, adapter: str) -> Mode:
+        section = {"local": self.local, "x": self.x, "bluesky": self.bluesky}.get(adapter)
+        return section.mode if section is not None and section.mode else self.mode
 
     @property
     def inbox(self) -> str:

@@ -117,6 +117,18 @@ class CredibilityConfig(BaseModel):
     overrides: dict[str, str] = Field(default_factory=dict)  # domain -> tier
 
 
+class ClaimsConfig(BaseModel):
+    """Known-claim matching against imported fact-checks and our own approved answers."""
+
+    path: str = "data/claims.sqlite"
+
+
+class AuthorityConfig(BaseModel):
+    """Authority accounts whose own timelines are evidence (CLEF 2024 Task 5)."""
+
+    path: str = "data/authority.sqlite"
+
+
 class PipelineConfig(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
@@ -125,3 +137,5 @@ class PipelineConfig(BaseModel):
     research: ResearchConfig = Field(default_factory=ResearchConfig)
     guard: GuardConfig = Field(default_factory=GuardConfig)
     credibility: CredibilityConfig = Field(default_factory=CredibilityConfig)
+    claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
+    authority: AuthorityConfig = Field(default_factory=AuthorityConfig)

@@ -110,6 +110,9 @@ class Request(Base):
     posted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     review_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime())
     reused_from_id: Mapped[int | None] = mapped_column(ForeignKey("requests.id"), nullable=True)
+    # Normalised hash of the checked post's text: the same claim asked about again is reused.
+    target_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    post_attempts: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -130,6 +133,7 @@ class DecisionRow(Base):
     confidence: Mapped[float] = mapped_column(Float, default=0.0)
     platform: Mapped[str] = mapped_column(String(16))
     reply: Mapped[str | None] = mapped_column(Text, nullable=True)
+    urls: Mapped[list[Any]] = mapped_column(JSON, default=list)
     reasons: Mapped[list[Any]] = mapped_column(JSON, default=list)
     lang: Mapped[str | None] = mapped_column(String(16), nullable=True)
     as_of: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -217,3 +221,54 @@ class DocumentRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64), default="")
     fetched_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Cursor(Base):
+    """Per adapter: where polling resumes, and how the last poll went."""
+
+    __tablename__ = "cursors"
+
+    adapter: Mapped[str] = mapped_column(String(32), primary_key=True)
+    cursor: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    last_poll_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_poll_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_error_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    next_poll_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # rate-limit reset
+
+
+class OptOut(Base):
+    """Users who told the bot "stop". A later "start" clears it."""
+
+    __tablename__ = "opt_outs"
+
+    platform: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user: Mapped[str] = mapped_column(String(256), primary_key=True)
+    opted_out: Mapped[bool] = mapped_column(Boolean, default=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RateBudgetRow(Base):
+    """The last rate-limit state an adapter reported, per endpoint."""
+
+    __tablename__ = "rate_budgets"
+
+    adapter: Mapped[str] = mapped_column(String(32), primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(128), primary_key=True)
+    limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    remaining: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    reset_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ReviewAction(Base):
+    """Who did what to a request, when, and what changed: the item's history."""
+
+    __tablename__ = "review_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    request_id: Mapped[int] = mapped_column(ForeignKey("requests.id"), index=True)
+    actor: Mapped[str] = mapped_column(String(128))
+    action: Mapped[str] = mapped_column(String(32))  # approve, edit, reject, escalate, expire
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -10,7 +10,20 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from pipeline.records import Decision, Document, Post
+from pipeline.records import (
+    Decision,
+    DecisionStatus,
+    Document,
+    Evidence,
+    LLMCall,
+    Passage,
+    Platform,
+    Post,
+    Stance,
+    Tier,
+    Trace,
+    Verdict,
+)
 from storage.db import Database
 from storage.models import DecisionRow, DocumentRow, EvidenceRow, LLMCallRow, Request
 
@@ -125,6 +138,7 @@ def add_decision(session: Session, request: Request, decision: Decision) -> Deci
         confidence=decision.confidence,
         platform=decision.platform.value,
         reply=decision.reply,
+        urls=list(decision.urls),
         reasons=list(decision.reasons),
         lang=decision.lang,
         as_of=decision.as_of,
@@ -178,8 +192,73 @@ def add_decision(session: Session, request: Request, decision: Decision) -> Deci
     return row
 
 
+def latest_decision(session: Session, request_id: int) -> Decision | None:
+    """The last decision taken on a request, as the pipeline's record."""
+    row = session.scalars(
+        select(DecisionRow)
+        .where(DecisionRow.request_id == request_id)
+        .order_by(DecisionRow.id.desc())
+        .limit(1)
+    ).first()
+    return decision_from_row(row) if row else None
+
+
+def decision_from_row(row: DecisionRow) -> Decision:
+    trace = Trace.model_validate(row.trace)
+    trace.llm_calls = [
+        LLMCall(
+            step=c.step,
+            model=c.model,
+            ok=c.ok,
+            attempts=c.attempts,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            latency_s=c.latency_s,
+            cost_usd=c.cost_usd,
+            error=c.error,
+            started_at=c.started_at,
+        )
+        for c in row.llm_calls
+    ]
+    return Decision(
+        status=DecisionStatus(row.status),
+        verdict=Verdict(row.verdict) if row.verdict else None,
+        confidence=row.confidence,
+        platform=Platform(row.platform),
+        reply=row.reply,
+        urls=list(row.urls or []),
+        evidence=[
+            Evidence(
+                url=e.url,
+                title=e.title,
+                domain=e.domain,
+                tier=Tier(e.tier),
+                stance=Stance(e.stance),
+                confidence=e.confidence,
+                quote=e.quote,
+                relevance=e.relevance,
+                published=e.published,
+                content_hash=e.content_hash,
+                round=e.round,
+                source=e.source,
+            )
+            for e in row.evidence
+        ],
+        reasons=list(row.reasons or []),
+        lang=row.lang,
+        as_of=row.as_of,
+        trace=trace,
+        timings=dict(row.timings or {}),
+        error=row.error,
+        candidates=[Passage.model_validate(c) for c in row.trace.get("candidates", [])],
+    )
+
+
 def _trace_json(decision: Decision) -> dict[str, Any]:
-    return decision.trace.model_dump(mode="json", exclude={"llm_calls"})
+    trace = decision.trace.model_dump(mode="json", exclude={"llm_calls"})
+    # What retrieval found when no LLM could judge it: the useful part of a needs_llm answer.
+    trace["candidates"] = [c.model_dump(mode="json") for c in decision.candidates]
+    return trace
 
 
 def load_decision(row: DecisionRow) -> dict[str, Any]:

@@ -139,6 +139,22 @@ def _document(path: Path, meta: _Meta) -> Document:
     return doc
 
 
+def add_files(local: LocalIndex, paths: list[Path]) -> tuple[list[Document], list[str]]:
+    """Add files described by their `<file>.meta.json` sidecars; one bad file does not stop
+    the others. Returns the documents added or unchanged, and one error line per failure."""
+    docs: list[Document] = []
+    errors: list[str] = []
+    for path in _files(paths):
+        try:
+            doc = _document(path, _sidecar(path))
+            local.add(doc)
+        except Exception as exc:  # reported per file; the rest still go in
+            errors.append(str(exc))
+            continue
+        docs.append(doc)
+    return docs, errors
+
+
 @app.command("add")
 def add(
     ctx: typer.Context,

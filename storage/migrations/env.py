@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from alembic import context
 
 from storage.db import make_engine
-from storage.models import Base
+from storage.models import Base, UTCDateTime
 
 config = context.config
 target_metadata = Base.metadata
+
+
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
+    """Write our UTC column type as the plain DateTime it is in the database, so migrations
+    never import the models (which keep changing after a migration is written)."""
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
 
 
 def run_migrations_offline() -> None:
@@ -29,7 +39,10 @@ def run_migrations_online() -> None:
     with engine.connect() as connection:
         # Batch mode lets later migrations alter SQLite tables (ALTER TABLE is limited there).
         context.configure(
-            connection=connection, target_metadata=target_metadata, render_as_batch=True
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=True,
+            render_item=render_item,
         )
         with context.begin_transaction():
             context.run_migrations()

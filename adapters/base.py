@@ -1,0 +1,153 @@
+"""The one small interface every platform adapter implements, and the records it speaks.
+
+Adapters know platforms; they know nothing of the pipeline (`adapters/` never imports
+`pipeline/`). The runtime turns these records into pipeline records.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+
+class MediaRef(BaseModel):
+    url: str  # a fetchable URL (platform CDN) or a local path for the local adapter
+    alt_text: str | None = None
+    kind: str = "photo"
+
+
+class SocialPost(BaseModel):
+    """A post on a platform. Its text is untrusted data."""
+
+    id: str
+    author: str  # handle, without "@"
+    author_id: str | None = None
+    text: str
+    created_at: datetime
+    url: str | None = None  # permalink
+    lang: str | None = None
+    links: list[str] = Field(default_factory=list)
+    media: list[MediaRef] = Field(default_factory=list)
+    quoted: SocialPost | None = None  # the post this one quotes, when resolved
+    author_is_bot: bool = False
+
+
+class TargetStatus(StrEnum):
+    """Whether the post the bot was asked about could be read."""
+
+    OK = "ok"
+    SELF = "self"  # no parent or quoted post: the summons itself carries the claim
+    MISSING = "missing"  # deleted or never existed
+    WITHHELD = "withheld"  # withheld in a country / by the platform
+    BLOCKED = "blocked"  # the author blocks us, or we them
+    UNAVAILABLE = "unavailable"  # anything else that made it unreadable (detail in reason)
+
+
+class Summons(BaseModel):
+    """Someone asked the bot to look at a post (a mention, or a flagged post)."""
+
+    platform: str
+    id: str  # the summoning post's id; with platform, the idempotency key
+    author: str
+    author_id: str | None = None
+    text: str
+    created_at: datetime
+    url: str | None = None
+    # How the summons relates to the post being asked about.
+    parent_id: str | None = None  # the post it replies to
+    quoted_id: str | None = None  # the post it quotes
+    # Platform data needed to reply correctly later (Bluesky: root/parent uri+cid), kept small.
+    reply_context: dict[str, str] = Field(default_factory=dict)
+    target: SocialPost | None = None
+    target_status: TargetStatus = TargetStatus.SELF
+    target_reason: str = ""  # detail when the target could not be read
+    # The summons replies to one of the bot's own posts (loop prevention).
+    replies_to_bot: bool = False
+    author_is_bot: bool = False
+    reply_allowed: bool = True  # False when a thread gate forbids our reply
+
+
+class FetchResult(BaseModel):
+    summons: list[Summons]
+    # The cursor to store once these summons are committed; None keeps the previous one.
+    cursor: str | None = None
+
+
+class ReplyReceipt(BaseModel):
+    reply_id: str
+    url: str | None = None
+    posted_at: datetime
+
+
+class RateBudget(BaseModel):
+    endpoint: str
+    limit: int | None = None
+    remaining: int | None = None
+    reset_at: datetime | None = None
+
+
+class PlatformError(Exception):
+    """A platform call failed. `retryable` says whether the same call may work later."""
+
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class RateLimited(PlatformError):
+    """The platform said wait. Schedule around `reset_at`; never sleep inside a job."""
+
+    def __init__(self, message: str, *, reset_at: datetime | None) -> None:
+        super().__init__(message, retryable=True, status=429)
+        self.reset_at = reset_at
+
+
+class DuplicateReply(PlatformError):
+    """The platform refused the reply as a duplicate: ours is already there."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=False, status=403)
+
+
+class ReplyForbidden(PlatformError):
+    """We may not reply here (thread gate, blocked, protected account). Not retryable."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message, retryable=False, status=status)
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What the runtime needs from a platform."""
+
+    name: str
+
+    def fetch_summons(self, cursor: str | None) -> FetchResult:
+        """New summons since `cursor` (oldest first), each with its target resolved."""
+        ...
+
+    def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
+        """Reply to the summoning post (never to its parent). Raises PlatformError."""
+        ...
+
+    def find_reply(self, summons: Summons) -> ReplyReceipt | None:
+        """Our reply to this summons, if it exists (reconciliation after a crash)."""
+        ...
+
+    def recent_posts(
+        self, user: str, *, limit: int = 50, since: datetime | None = None
+    ) -> list[SocialPost]:
+        """A user's recent posts, newest first (authority timelines)."""
+        ...
+
+    def budgets(self) -> list[RateBudget]:
+        """What is left of the rate limits we have seen, for `factnote status`."""
+        ...
+
+
+def jsonable(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")

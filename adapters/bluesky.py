@@ -1,0 +1,864 @@
+"""Bluesky adapter: summons in, replies out, over a real `atproto.Client`.
+
+How it talks to Bluesky, and why:
+
+- Session. createSession is limited to 30 per 5 minutes and 300 per day per account, so the
+  client logs in lazily, reuses the session string stored at `session_path` (written atomically,
+  mode 0600, on every create/refresh through `on_session_change`), and logs in with the app
+  password only when there is no usable stored session, or once per call when the server rejects
+  the session (counted in `relogins`).
+- Cursor. `listNotifications` pages backwards (its cursor leads to *older* notifications), so it
+  cannot say "since". Our cursor is the newest `indexedAt` we have returned: a fetch pages from the
+  newest notification back until it meets one at or before that time (at most `MAX_PAGES` pages),
+  and returns the new ones oldest first. Without a cursor (first run) only the newest page is read,
+  so a fresh deployment never answers a long backlog; the runtime's age limits apply on top.
+- Targets. One `getPostThread(summons, depth=0, parentHeight=1)` per summons gives the summons view
+  (`viewer.replyDisabled`, quote embed view) and its parent (post, `notFoundPost` or
+  `blockedPost`). A quoted post is read from the summons' `app.bsky.embed.record#view`.
+- Budgets. The `ratelimit-*` headers of every response are captured by an httpx response hook on
+  the client's transport; `budgets()` lists the last ones seen per endpoint (empty until a call
+  has been made, or when the client's transport is not an httpx client).
+
+Post text and records are untrusted data; nothing here acts on their content.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable, Collection, Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import regex
+from atproto import Client, Request, Session, SessionEvent, client_utils, models
+from atproto_client.exceptions import (
+    BadRequestError,
+    LoginRequiredError,
+    RateLimitExceededError,
+    RequestErrorBase,
+    UnauthorizedError,
+)
+from atproto_core.exceptions import AtProtocolError
+
+from adapters.base import (
+    FetchResult,
+    MediaRef,
+    PlatformError,
+    RateBudget,
+    RateLimited,
+    ReplyForbidden,
+    ReplyReceipt,
+    SocialPost,
+    Summons,
+    TargetStatus,
+)
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_PDS = "https://bsky.social"
+SUMMONS_REASONS = ("mention", "reply", "quote")
+PAGE_LIMIT = 100
+MAX_PAGES = 5
+MAX_FEED_PAGES = 10
+MAX_GRAPHEMES = 300
+MAX_BYTES = 3000
+LINK_LABEL_MAX = 24  # graphemes, ellipsis included
+HTTP_TIMEOUT_S = 20.0
+POST_COLLECTION = "app.bsky.feed.post"
+PROFILE_COLLECTION = "app.bsky.actor.profile"
+BOT_LABEL = "bot"
+
+# Error names the PDS uses for a session it no longer accepts.
+_AUTH_ERRORS = frozenset({"ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing"})
+_NOT_FOUND_ERRORS = frozenset({"NotFound", "RecordNotFound"})
+_URL = re.compile(r"https?://[^\s<>\"]+")
+_TRAILING = ".,;:!?'\"»›”’"
+_LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+class BlueskyConfigError(ValueError):
+    """The Bluesky credentials are missing from the environment."""
+
+
+class ReplyTooLong(PlatformError):
+    """The reply exceeds Bluesky's 300 graphemes or 3,000 bytes even with short link labels."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=False)
+
+
+class _NotFound(PlatformError):
+    """The XRPC call named a record or post that does not exist (deleted, or never existed)."""
+
+
+@dataclass(frozen=True)
+class BlueskyCredentials:
+    handle: str
+    app_password: str = field(repr=False)
+    pds: str = DEFAULT_PDS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> BlueskyCredentials:
+        handle = env.get("FACTNOTE_BLUESKY_HANDLE", "").strip().lstrip("@")
+        password = env.get("FACTNOTE_BLUESKY_APP_PASSWORD", "").strip()
+        missing = [
+            name
+            for name, value in (
+                ("FACTNOTE_BLUESKY_HANDLE", handle),
+                ("FACTNOTE_BLUESKY_APP_PASSWORD", password),
+            )
+            if not value
+        ]
+        if missing:
+            raise BlueskyConfigError(f"missing environment variable(s): {', '.join(missing)}")
+        pds = env.get("FACTNOTE_BLUESKY_PDS", "").strip() or DEFAULT_PDS
+        return cls(handle=handle, app_password=password, pds=pds)
+
+
+@dataclass(frozen=True)
+class BotLabelResult:
+    """What `ensure_bot_label` found and did."""
+
+    did: str
+    handle: str
+    changed: bool
+    labels: list[str]
+
+
+@dataclass(frozen=True)
+class _Resolution:
+    target: SocialPost | None
+    status: TargetStatus
+    reason: str = ""
+    reply_allowed: bool = True
+
+
+class BlueskyAdapter:
+    """The Bluesky side of the bot: implements `adapters.base.Adapter`."""
+
+    name = "bluesky"
+
+    def __init__(
+        self,
+        creds: BlueskyCredentials,
+        *,
+        session_path: str | Path,
+        client: Client | None = None,
+        known_bots: Collection[str] = (),
+    ) -> None:
+        self._creds = creds
+        self._session_path = Path(session_path)
+        self._client = (
+            client
+            if client is not None
+            else Client(base_url=creds.pds, request=Request(timeout=HTTP_TIMEOUT_S))
+        )
+        self._known_bots = frozenset(b.strip().lstrip("@").lower() for b in known_bots)
+        self._me: Session | None = None
+        self._budgets: dict[str, RateBudget] = {}
+        self.password_logins = 0  # createSession calls made by this adapter
+        self.relogins = 0  # of those, the ones forced by a rejected session
+        self._client.on_session_change(self._on_session_change)
+        self._install_rate_hook()
+
+    # ----------------------------------------------------------------- Adapter interface
+
+    def fetch_summons(self, cursor: str | None) -> FetchResult:
+        since = _parse_cursor(cursor)
+        # Taken before listing, so anything indexed during the fetch stays unread.
+        seen_at = _now().isoformat()
+        me = self._ensure_login()
+        fresh = self._new_notifications(since)
+        summonses: list[Summons] = []
+        done: set[str] = set()
+        for note in reversed(fresh):
+            if note.reason not in SUMMONS_REASONS or note.uri in done:
+                continue
+            if not models.is_record_type(note.record, models.AppBskyFeedPost):
+                continue
+            done.add(note.uri)
+            summonses.append(self._build_summons(note, me))
+        if not fresh:
+            return FetchResult(summons=[], cursor=None)
+        self._call(
+            "updateSeen",
+            lambda: self._client.app.bsky.notification.update_seen(
+                models.AppBskyNotificationUpdateSeen.Data(seen_at=seen_at)
+            ),
+        )
+        newest = max(fresh, key=lambda n: _parse_time(n.indexed_at))
+        return FetchResult(summons=summonses, cursor=newest.indexed_at)
+
+    def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
+        if not summons.reply_allowed:
+            raise ReplyForbidden(f"replies to {summons.id} are disabled by a thread gate")
+        me = self._ensure_login()
+        builder = reply_text_builder(text)
+        ctx = dict(summons.reply_context)
+        if not all(ctx.get(k) for k in ("root_uri", "root_cid", "parent_uri", "parent_cid")):
+            ctx.update(self._reply_refs(summons.id))
+        reply_to = models.AppBskyFeedPost.ReplyRef(
+            root=models.ComAtprotoRepoStrongRef.Main(uri=ctx["root_uri"], cid=ctx["root_cid"]),
+            parent=models.ComAtprotoRepoStrongRef.Main(
+                uri=ctx["parent_uri"], cid=ctx["parent_cid"]
+            ),
+        )
+        langs = [ctx["lang"]] if ctx.get("lang") else None
+        created = self._call(
+            "createRecord",
+            lambda: self._client.send_post(
+                builder, profile_identify=me.did, reply_to=reply_to, langs=langs
+            ),
+            posting=True,
+        )
+        return ReplyReceipt(
+            reply_id=created.uri,
+            url=_permalink(me.handle, me.did, created.uri),
+            posted_at=_now(),
+        )
+
+    def find_reply(self, summons: Summons) -> ReplyReceipt | None:
+        me = self._ensure_login()
+        try:
+            resp = self._call(
+                "getPostThread",
+                lambda: self._client.get_post_thread(summons.id, depth=1, parent_height=0),
+            )
+        except _NotFound:
+            resp = None
+        thread = resp.thread if resp is not None else None
+        if isinstance(thread, models.AppBskyFeedDefs.ThreadViewPost):
+            for reply in thread.replies or []:
+                if (
+                    isinstance(reply, models.AppBskyFeedDefs.ThreadViewPost)
+                    and reply.post.author.did == me.did
+                ):
+                    return self._receipt(reply.post, me)
+        # The thread view may hide or truncate replies (gates, busy threads): our own recent
+        # replies are the second place to look.
+        feed = self._call(
+            "getAuthorFeed",
+            lambda: self._client.get_author_feed(
+                actor=me.did, filter="posts_with_replies", limit=50
+            ),
+        )
+        for item in feed.feed:
+            record = item.post.record
+            if (
+                item.post.author.did == me.did
+                and models.is_record_type(record, models.AppBskyFeedPost)
+                and record.reply is not None
+                and record.reply.parent.uri == summons.id
+            ):
+                return self._receipt(item.post, me)
+        return None
+
+    def recent_posts(
+        self, user: str, *, limit: int = 50, since: datetime | None = None
+    ) -> list[SocialPost]:
+        if since is not None and since.tzinfo is None:
+            since = since.replace(tzinfo=UTC)
+        self._ensure_login()
+        posts: list[SocialPost] = []
+        cursor: str | None = None
+        for _ in range(MAX_FEED_PAGES):
+            resp = self._call(
+                "getAuthorFeed",
+                partial(
+                    self._client.get_author_feed,
+                    actor=user,
+                    cursor=cursor,
+                    filter="posts_no_replies",
+                    limit=min(PAGE_LIMIT, max(limit, 1)),
+                ),
+            )
+            for item in resp.feed:
+                if item.reason is not None:  # a repost: someone else's words
+                    continue
+                post = _post_from_view(item.post, self._is_bot)
+                # The feed is ordered by the earlier of createdAt and indexedAt.
+                sort_at = min(post.created_at, _parse_time(item.post.indexed_at))
+                if since is not None and sort_at < since:
+                    return posts
+                posts.append(post)
+                if len(posts) >= limit:
+                    return posts
+            cursor = resp.cursor
+            if not cursor or not resp.feed:
+                break
+        return posts
+
+    def budgets(self) -> list[RateBudget]:
+        return [self._budgets[k] for k in sorted(self._budgets)]
+
+    # ----------------------------------------------------------------- account setup
+
+    def ensure_bot_label(self) -> BotLabelResult:
+        """Give the profile the `bot` self-label, keeping every other field. Idempotent."""
+        me = self._ensure_login()
+        try:
+            got = self._call(
+                "getRecord",
+                lambda: self._client.com.atproto.repo.get_record(
+                    models.ComAtprotoRepoGetRecord.Params(
+                        repo=me.did, collection=PROFILE_COLLECTION, rkey="self"
+                    )
+                ),
+            )
+            record: dict[str, Any] = models.get_model_as_dict(got.value)
+            swap: str | None = got.cid
+        except _NotFound:
+            record, swap = {"$type": PROFILE_COLLECTION}, None
+        labels = record.get("labels")
+        values: list[dict[str, Any]] = []
+        if isinstance(labels, dict) and isinstance(labels.get("values"), list):
+            values = [v for v in labels["values"] if isinstance(v, dict)]
+        names = [str(v.get("val")) for v in values]
+        if BOT_LABEL in names:
+            return BotLabelResult(did=me.did, handle=me.handle, changed=False, labels=names)
+        record["labels"] = {
+            "$type": "com.atproto.label.defs#selfLabels",
+            "values": [*values, {"val": BOT_LABEL}],
+        }
+        self._call(
+            "putRecord",
+            lambda: self._client.com.atproto.repo.put_record(
+                models.ComAtprotoRepoPutRecord.Data(
+                    repo=me.did,
+                    collection=PROFILE_COLLECTION,
+                    rkey="self",
+                    record=record,
+                    # Compare-and-swap: a profile edited meanwhile is not overwritten.
+                    swap_record=swap,
+                )
+            ),
+        )
+        return BotLabelResult(
+            did=me.did, handle=me.handle, changed=True, labels=[*names, BOT_LABEL]
+        )
+
+    # ----------------------------------------------------------------- session
+
+    def _ensure_login(self) -> Session:
+        if self._me is not None:
+            return self._me
+        stored = self._read_session()
+        if stored is not None:
+            try:
+                self._client.login(session_string=stored, fetch_bsky_profile=False)
+            except (AtProtocolError, ValueError) as exc:
+                _log.warning("stored Bluesky session unusable (%s)", type(exc).__name__)
+            else:
+                self._me = Session.decode(self._client.export_session_string())
+                return self._me
+        return self._password_login()
+
+    def _read_session(self) -> str | None:
+        try:
+            text = self._session_path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+        try:
+            session = Session.decode(text)
+            # The client refuses a token without an expiry at its first call: check it now.
+            usable = session.access_jwt_payload.exp is not None
+        except (ValueError, AtProtocolError):
+            usable = False
+        if not usable:
+            _log.warning("stored Bluesky session at %s is malformed", self._session_path)
+            return None
+        wanted = self._creds.handle.lower()
+        if wanted not in (session.handle.lower(), session.did.lower()):
+            _log.warning("stored Bluesky session belongs to another account; ignoring it")
+            return None
+        return text
+
+    def _password_login(self) -> Session:
+        # createSession belongs to the configured entryway, whatever PDS the old session named.
+        self._client.update_base_url(self._creds.pds)
+        self.password_logins += 1
+        try:
+            self._client.login(
+                self._creds.handle, self._creds.app_password, fetch_bsky_profile=False
+            )
+        except AtProtocolError as exc:
+            raise _translate(exc, "createSession", posting=False) from exc
+        self._me = Session.decode(self._client.export_session_string())
+        return self._me
+
+    def _on_session_change(self, event: SessionEvent, session: Session) -> None:
+        if event in (SessionEvent.CREATE, SessionEvent.REFRESH):
+            _write_private(self._session_path, session.export())
+            self._me = session
+
+    def _call(self, endpoint: str, fn: Callable[[], T], *, posting: bool = False) -> T:
+        self._ensure_login()
+        try:
+            return fn()
+        except AtProtocolError as exc:
+            if not _is_auth_failure(exc):
+                raise _translate(exc, endpoint, posting=posting) from exc
+        _log.info("Bluesky rejected the session at %s; logging in with the app password", endpoint)
+        self.relogins += 1
+        self._me = None
+        self._password_login()
+        try:
+            return fn()
+        except AtProtocolError as exc:
+            raise _translate(exc, endpoint, posting=posting) from exc
+
+    # ----------------------------------------------------------------- rate budgets
+
+    def _install_rate_hook(self) -> None:
+        # atproto exposes no hook of its own; its Request wraps a plain httpx.Client.
+        http = getattr(self._client.request, "_client", None)
+        if isinstance(http, httpx.Client):
+            hooks = http.event_hooks
+            hooks["response"] = [*hooks.get("response", []), self._observe_response]
+            http.event_hooks = hooks
+        else:
+            _log.info("Bluesky client transport is not httpx: budgets() will stay empty")
+
+    def _observe_response(self, response: httpx.Response) -> None:
+        headers = response.headers
+        if not any(h in headers for h in ("ratelimit-limit", "ratelimit-remaining")):
+            return
+        endpoint = response.request.url.path.rsplit("/", 1)[-1]
+        reset = _int_or_none(headers.get("ratelimit-reset"))
+        self._budgets[endpoint] = RateBudget(
+            endpoint=endpoint,
+            limit=_int_or_none(headers.get("ratelimit-limit")),
+            remaining=_int_or_none(headers.get("ratelimit-remaining")),
+            reset_at=datetime.fromtimestamp(reset, tz=UTC) if reset is not None else None,
+        )
+
+    # ----------------------------------------------------------------- summons
+
+    def _new_notifications(self, since: datetime | None) -> list[Any]:
+        fresh: list[Any] = []
+        page_cursor: str | None = None
+        pages = MAX_PAGES if since is not None else 1
+        for _ in range(pages):
+            params = models.AppBskyNotificationListNotifications.Params(
+                limit=PAGE_LIMIT, reasons=list(SUMMONS_REASONS), cursor=page_cursor
+            )
+            resp = self._call(
+                "listNotifications",
+                partial(self._client.app.bsky.notification.list_notifications, params),
+            )
+            for note in resp.notifications:
+                if since is not None and _parse_time(note.indexed_at) <= since:
+                    return fresh
+                fresh.append(note)
+            if not resp.cursor or not resp.notifications:
+                return fresh
+            page_cursor = resp.cursor
+        if since is not None:
+            _log.warning(
+                "Bluesky notifications: stopped after %d pages before reaching %s; older ones "
+                "are skipped",
+                pages,
+                since.isoformat(),
+            )
+        return fresh
+
+    def _build_summons(self, note: Any, me: Session) -> Summons:
+        record = note.record
+        author = note.author
+        reply = record.reply
+        parent_uri: str | None = reply.parent.uri if reply is not None else None
+        quoted = _quoted_ref(record.embed)
+        # Our reply's parent is the summons; its root is the summons' root, or the summons.
+        ctx = {
+            "root_uri": reply.root.uri if reply is not None else note.uri,
+            "root_cid": reply.root.cid if reply is not None else note.cid,
+            "parent_uri": note.uri,
+            "parent_cid": note.cid,
+        }
+        if record.langs:
+            ctx["lang"] = record.langs[0]
+        try:
+            res = self._resolve(note.uri, parent_uri, quoted.uri if quoted else None)
+        except PlatformError as exc:
+            if exc.retryable:
+                raise
+            res = _Resolution(None, TargetStatus.UNAVAILABLE, reason=str(exc))
+        return Summons(
+            platform=self.name,
+            id=note.uri,
+            author=author.handle,
+            author_id=author.did,
+            text=record.text,
+            created_at=_parse_time_or(record.created_at, note.indexed_at),
+            url=_permalink(author.handle, author.did, note.uri),
+            parent_id=parent_uri,
+            quoted_id=quoted.uri if quoted else None,
+            reply_context=ctx,
+            target=res.target,
+            target_status=res.status,
+            target_reason=res.reason,
+            replies_to_bot=parent_uri is not None and _uri_authority(parent_uri) == me.did,
+            author_is_bot=self._is_bot(author),
+            reply_allowed=res.reply_allowed,
+        )
+
+    def _resolve(self, uri: str, parent_uri: str | None, quoted_uri: str | None) -> _Resolution:
+        """The asked-about post: the quoted one if any, else the parent, else the summons."""
+        try:
+            resp = self._call(
+                "getPostThread",
+                lambda: self._client.get_post_thread(uri, depth=0, parent_height=1),
+            )
+        except _NotFound:
+            return _Resolution(
+                None, TargetStatus.UNAVAILABLE, "the summoning post is deleted", False
+            )
+        thread = resp.thread
+        if isinstance(thread, models.AppBskyFeedDefs.BlockedPost):
+            return _Resolution(
+                None, TargetStatus.UNAVAILABLE, "the summoning post is blocked", False
+            )
+        if not isinstance(thread, models.AppBskyFeedDefs.ThreadViewPost):
+            return _Resolution(
+                None, TargetStatus.UNAVAILABLE, "the summoning post is not readable", False
+            )
+        view = thread.post
+        allowed = not (view.viewer is not None and view.viewer.reply_disabled)
+        if quoted_uri is not None:
+            return self._resolve_quoted(view, quoted_uri, allowed)
+        if parent_uri is not None:
+            parent = thread.parent
+            if isinstance(parent, models.AppBskyFeedDefs.ThreadViewPost):
+                target = _post_from_view(parent.post, self._is_bot)
+                return _Resolution(target, TargetStatus.OK, reply_allowed=allowed)
+            if isinstance(parent, models.AppBskyFeedDefs.NotFoundPost):
+                return _Resolution(None, TargetStatus.MISSING, "parent post not found", allowed)
+            if isinstance(parent, models.AppBskyFeedDefs.BlockedPost):
+                return _Resolution(None, TargetStatus.BLOCKED, "parent post is blocked", allowed)
+            return self._resolve_by_uri(parent_uri, allowed)
+        return _Resolution(_post_from_view(view, self._is_bot), TargetStatus.SELF, "", allowed)
+
+    def _resolve_quoted(self, view: Any, quoted_uri: str, allowed: bool) -> _Resolution:
+        embedded = _record_view(view.embed)
+        if isinstance(embedded, models.AppBskyEmbedRecord.ViewRecord):
+            target = _post_from_record_view(embedded, self._is_bot)
+            if target is not None:
+                return _Resolution(target, TargetStatus.OK, reply_allowed=allowed)
+        if isinstance(embedded, models.AppBskyEmbedRecord.ViewNotFound):
+            return _Resolution(None, TargetStatus.MISSING, "quoted post not found", allowed)
+        if isinstance(embedded, models.AppBskyEmbedRecord.ViewBlocked):
+            return _Resolution(None, TargetStatus.BLOCKED, "quoted post is blocked", allowed)
+        if isinstance(embedded, models.AppBskyEmbedRecord.ViewDetached):
+            return _Resolution(
+                None, TargetStatus.UNAVAILABLE, "quoted post detached by its author", allowed
+            )
+        return self._resolve_by_uri(quoted_uri, allowed)
+
+    def _resolve_by_uri(self, uri: str, allowed: bool) -> _Resolution:
+        resp = self._call("getPosts", lambda: self._client.get_posts([uri]))
+        for view in resp.posts:
+            if view.uri == uri:
+                return _Resolution(
+                    _post_from_view(view, self._is_bot), TargetStatus.OK, reply_allowed=allowed
+                )
+        return _Resolution(None, TargetStatus.MISSING, "post not returned by getPosts", allowed)
+
+    def _reply_refs(self, uri: str) -> dict[str, str]:
+        resp = self._call("getPosts", lambda: self._client.get_posts([uri]))
+        for view in resp.posts:
+            if view.uri == uri and models.is_record_type(view.record, models.AppBskyFeedPost):
+                reply = view.record.reply
+                return {
+                    "root_uri": reply.root.uri if reply is not None else view.uri,
+                    "root_cid": reply.root.cid if reply is not None else view.cid,
+                    "parent_uri": view.uri,
+                    "parent_cid": view.cid,
+                }
+        raise ReplyForbidden(f"the summoning post {uri} is no longer readable")
+
+    def _receipt(self, view: Any, me: Session) -> ReplyReceipt:
+        created = getattr(view.record, "created_at", None)
+        return ReplyReceipt(
+            reply_id=view.uri,
+            url=_permalink(me.handle, me.did, view.uri),
+            posted_at=_parse_time_or(created, view.indexed_at),
+        )
+
+    def _is_bot(self, author: Any) -> bool:
+        for label in getattr(author, "labels", None) or []:
+            if label.val == BOT_LABEL and not label.neg:
+                return True
+        names = {str(author.did).lower(), str(getattr(author, "handle", "")).lower()}
+        return bool(names & self._known_bots)
+
+
+# --------------------------------------------------------------------- reply text
+
+
+def link_label(url: str) -> str:
+    """A short visible label for a link facet: host and path, cut with an ellipsis."""
+    label = re.sub(r"^https?://", "", url, flags=re.IGNORECASE)
+    label = re.sub(r"^www\.", "", label, flags=re.IGNORECASE).rstrip("/")
+    clusters = regex.findall(r"\X", label)
+    if len(clusters) <= LINK_LABEL_MAX:
+        return label
+    return "".join(clusters[: LINK_LABEL_MAX - 1]) + "…"
+
+
+def _split_urls(text: str) -> Iterable[tuple[str, bool]]:
+    """(piece, is_url) in order; trailing sentence punctuation stays outside the URL."""
+    pos = 0
+    for match in _URL.finditer(text):
+        url = match.group(0)
+        while url and (
+            url[-1] in _TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))
+        ):
+            url = url[:-1]
+        start = match.start()
+        if start > pos:
+            yield text[pos:start], False
+        yield url, True
+        pos = start + len(url)
+    if pos < len(text):
+        yield text[pos:], False
+
+
+def reply_text_builder(text: str) -> Any:
+    """The reply as a TextBuilder: URLs become link facets with short labels.
+
+    TextBuilder measures facets in UTF-8 bytes as it writes, so offsets stay right whatever
+    precedes the link (accents, emoji, CJK). Raises ReplyTooLong over Bluesky's limits.
+    """
+    builder = client_utils.TextBuilder()
+    for piece, is_url in _split_urls(text):
+        if is_url:
+            builder.link(link_label(piece), piece)
+        else:
+            builder.text(piece)
+    final = builder.build_text()
+    graphemes = len(regex.findall(r"\X", final))
+    size = len(final.encode("utf-8"))
+    if graphemes > MAX_GRAPHEMES or size > MAX_BYTES:
+        raise ReplyTooLong(
+            f"reply is {graphemes} graphemes / {size} bytes; Bluesky allows "
+            f"{MAX_GRAPHEMES} / {MAX_BYTES}"
+        )
+    return builder
+
+
+# --------------------------------------------------------------------- views to records
+
+
+def _post_from_view(view: Any, is_bot: Callable[[Any], bool]) -> SocialPost:
+    record = view.record
+    if not models.is_record_type(record, models.AppBskyFeedPost):
+        raise PlatformError(f"{view.uri} is not a post record", retryable=False)
+    embeds = [view.embed] if view.embed is not None else []
+    quoted_view = _record_view(view.embed)
+    quoted = (
+        _post_from_record_view(quoted_view, is_bot)
+        if isinstance(quoted_view, models.AppBskyEmbedRecord.ViewRecord)
+        else None
+    )
+    return _social_post(view, record, embeds, is_bot, quoted)
+
+
+def _post_from_record_view(view: Any, is_bot: Callable[[Any], bool]) -> SocialPost | None:
+    record = view.value
+    if not models.is_record_type(record, models.AppBskyFeedPost):
+        return None  # a quoted feed generator, list or starter pack: not a post
+    return _social_post(view, record, list(view.embeds or []), is_bot, None)
+
+
+def _social_post(
+    view: Any,
+    record: Any,
+    embeds: list[Any],
+    is_bot: Callable[[Any], bool],
+    quoted: SocialPost | None,
+) -> SocialPost:
+    media: list[MediaRef] = []
+    links = _facet_links(record.facets)
+    for embed in embeds:
+        for part in _media_parts(embed):
+            if isinstance(part, models.AppBskyEmbedImages.View):
+                media.extend(
+                    MediaRef(url=img.fullsize, alt_text=img.alt or None, kind="photo")
+                    for img in part.images
+                )
+            elif isinstance(part, models.AppBskyEmbedExternal.View):
+                links.append(part.external.uri)
+    return SocialPost(
+        id=view.uri,
+        author=view.author.handle,
+        author_id=view.author.did,
+        text=record.text,
+        created_at=_parse_time_or(record.created_at, view.indexed_at),
+        url=_permalink(view.author.handle, view.author.did, view.uri),
+        lang=record.langs[0] if record.langs else None,
+        links=list(dict.fromkeys(links)),
+        media=media,
+        quoted=quoted,
+        author_is_bot=is_bot(view.author),
+    )
+
+
+def _media_parts(embed: Any) -> list[Any]:
+    if isinstance(embed, models.AppBskyEmbedRecordWithMedia.View):
+        return [embed.media]
+    return [embed]
+
+
+def _facet_links(facets: Any) -> list[str]:
+    links: list[str] = []
+    for facet in facets or []:
+        for feature in facet.features:
+            if isinstance(feature, models.AppBskyRichtextFacet.Link):
+                links.append(feature.uri)
+    return links
+
+
+def _quoted_ref(embed: Any) -> Any:
+    """The strong ref of a quoted post in a post record's embed, if any."""
+    if isinstance(embed, models.AppBskyEmbedRecord.Main):
+        return embed.record
+    if isinstance(embed, models.AppBskyEmbedRecordWithMedia.Main):
+        return embed.record.record
+    return None
+
+
+def _record_view(embed: Any) -> Any:
+    """The quoted record's view inside a post view's embed, if any."""
+    if isinstance(embed, models.AppBskyEmbedRecord.View):
+        return embed.record
+    if isinstance(embed, models.AppBskyEmbedRecordWithMedia.View):
+        return embed.record.record
+    return None
+
+
+# --------------------------------------------------------------------- errors
+
+
+def _xrpc_error(exc: RequestErrorBase) -> tuple[str, str]:
+    content = exc.response.content if exc.response is not None else None
+    error = getattr(content, "error", None)
+    message = getattr(content, "message", None)
+    return str(error or ""), str(message or "")
+
+
+def _is_auth_failure(exc: AtProtocolError) -> bool:
+    if isinstance(exc, LoginRequiredError):
+        return True
+    if not isinstance(exc, RequestErrorBase) or exc.response is None:
+        return False
+    error, _ = _xrpc_error(exc)
+    if isinstance(exc, UnauthorizedError):
+        return exc.response.status_code == 401 or error in _AUTH_ERRORS
+    return isinstance(exc, BadRequestError) and error in _AUTH_ERRORS
+
+
+def _translate(exc: AtProtocolError, endpoint: str, *, posting: bool) -> PlatformError:
+    """One typed PlatformError for an atproto failure; never sleeps, never hides the cause."""
+    if isinstance(exc, RateLimitExceededError):
+        return RateLimited(f"Bluesky {endpoint}: rate limited", reset_at=exc.reset_at)
+    if not isinstance(exc, RequestErrorBase):
+        return PlatformError(f"Bluesky {endpoint}: {type(exc).__name__}: {exc}", retryable=False)
+    if exc.response is None:  # transport failure or timeout
+        return PlatformError(
+            f"Bluesky {endpoint}: network failure ({type(exc).__name__})", retryable=True
+        )
+    status = exc.response.status_code
+    error, message = _xrpc_error(exc)
+    detail = f"Bluesky {endpoint}: {status} " + ": ".join(p for p in (error, message[:200]) if p)
+    if status == 429:
+        reset = _int_or_none(exc.response.headers.get("ratelimit-reset"))
+        return RateLimited(
+            detail, reset_at=datetime.fromtimestamp(reset, tz=UTC) if reset else None
+        )
+    if status >= 500 or status in (408, 409):
+        return PlatformError(detail, retryable=True, status=status)
+    if error in _NOT_FOUND_ERRORS:
+        return _NotFound(detail, retryable=False, status=status)
+    if posting and (status == 403 or (status == 400 and _refuses_reply(error, message))):
+        return ReplyForbidden(detail, status=status)
+    return PlatformError(detail, retryable=False, status=status)
+
+
+def _refuses_reply(error: str, message: str) -> bool:
+    text = f"{error} {message}".lower()
+    return any(word in text for word in ("reply", "threadgate", "thread gate", "blocked"))
+
+
+# --------------------------------------------------------------------- small helpers
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write atomically with mode 0600: a session string is a credential."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _parse_time(value: str) -> datetime:
+    parsed = datetime.fromisoformat(_LONG_FRACTION.sub(r"\1", value.strip()))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _parse_time_or(value: str | None, fallback: str) -> datetime:
+    if value:
+        with suppress(ValueError):
+            return _parse_time(value)
+    return _parse_time(fallback)
+
+
+def _parse_cursor(cursor: str | None) -> datetime | None:
+    if not cursor:
+        return None
+    try:
+        return _parse_time(cursor)
+    except ValueError as exc:
+        raise ValueError(f"not a Bluesky cursor (an indexedAt timestamp): {cursor!r}") from exc
+
+
+def _uri_authority(uri: str) -> str:
+    return uri.removeprefix("at://").split("/", 1)[0]
+
+
+def _permalink(handle: str | None, did: str, uri: str) -> str:
+    actor = handle if handle and handle != "handle.invalid" else did
+    return f"https://bsky.app/profile/{actor}/post/{uri.rsplit('/', 1)[-1]}"
+
+
+def _int_or_none(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None

@@ -1,0 +1,82 @@
+"""`factnote demo` (what `make run` runs): the bot on the bundled, fictional demo.
+
+It starts from a clean `data/demo/`, fills the local index from `examples/docs/`, then runs
+the bot once over `examples/inbox/` with the local adapter, in dry-run mode: SQLite, no keys,
+no network. Without an LLM endpoint the posts that need one are reported as such.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.text import Text
+from sqlalchemy import select
+
+from bot.commands.index import add_files
+from bot.commands.run import print_cycle, print_overview
+from bot.config import Settings
+from bot.runtime import Runtime, open_runtime
+from bot.service import Bot, build_adapters
+from bot.summary import overview
+from storage.models import Request
+from storage.repositories import latest_decision
+
+DEMO_DIR = Path("data/demo")
+
+
+def command(
+    ctx: typer.Context,
+    examples: Path = typer.Option(Path("examples"), "--examples", help="The demo's folder."),
+) -> None:
+    """Run the bot once on the bundled demo (dry-run, local adapter, local index)."""
+    settings: Settings = ctx.obj
+    console = Console(highlight=False, soft_wrap=True)
+    # The demo owns data/demo/ and nothing else: whatever the config says, it writes there.
+    shutil.rmtree(DEMO_DIR, ignore_errors=True)
+    DEMO_DIR.mkdir(parents=True)
+    settings.database_url = f"sqlite:///{DEMO_DIR / 'factnote.db'}"
+    settings.index_path = str(DEMO_DIR / "index.sqlite")
+    settings.local.inbox = str(examples / "inbox")
+    settings.local.outbox = str(DEMO_DIR / "outbox.jsonl")
+    settings.local_inbox = settings.local_outbox = None
+    settings.mode = "dry-run"
+    for section in (settings.local, settings.x, settings.bluesky):
+        section.mode = None
+    settings.x.enabled = settings.bluesky.enabled = False
+    settings.local.enabled = True
+
+    with open_runtime(settings) as runtime:
+        assert runtime.kit.local_index is not None
+        docs, errors = add_files(runtime.kit.local_index, [examples / "docs"])
+        console.print(Text(f"local index: {len(docs)} demo document(s) from {examples / 'docs'}"))
+        for error in errors:
+            console.print(Text(f"  could not index: {error}"))
+        if not runtime.kit.llm.configured:
+            console.print(Text("no LLM endpoint configured: posts that need one are reported"))
+        bot = Bot(runtime, build_adapters(settings))
+        report = bot.run_once()
+        print_cycle(report)
+        print_overview(overview(runtime.db), settings)
+        _print_findings(runtime, console)
+    console.print(Text(f"dry-run: nothing was posted. Audit data: {DEMO_DIR / 'factnote.db'}"))
+
+
+def _print_findings(runtime: Runtime, console: Console) -> None:
+    """What each request came to, and for those that needed an LLM, the best passage that
+    retrieval found on its own."""
+    with runtime.db.session() as session:
+        for request in session.scalars(select(Request).order_by(Request.id)):
+            decision = latest_decision(session, request.id)
+            text = str((request.target or {}).get("text", ""))[:70]
+            line = f"#{request.id} {request.state:<10} {text}"
+            if request.reply_text:
+                line += f"\n    reply: {request.reply_text}"
+            elif decision is not None and decision.candidates:
+                best = decision.candidates[0]
+                line += f"\n    best passage ({best.score:.2f}) {best.url}"
+            elif request.reason:
+                line += f"\n    {request.reason}"
+            console.print(Text(line))

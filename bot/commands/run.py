@@ -1,0 +1,144 @@
+"""`factnote run` (the bot) and `factnote status` (what it is doing)."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from bot.config import Settings
+from bot.runtime import open_runtime
+from bot.service import Bot, CycleReport, build_adapters
+from bot.summary import Overview, overview
+
+ModeOption = Literal["dry-run", "review", "live"]
+
+
+def run_command(
+    ctx: typer.Context,
+    once: bool = typer.Option(False, "--once", help="One poll and drain, then exit."),
+    mode: str | None = typer.Option(
+        None, "--mode", help="dry-run | review | live (overrides config, adapters included)."
+    ),
+) -> None:
+    """Run the bot: poll the enabled adapters, check what people ask about, act by mode."""
+    settings: Settings = ctx.obj
+    if mode is not None:
+        apply_mode(settings, mode)
+    with open_runtime(settings) as runtime:
+        bot = Bot(runtime, build_adapters(settings))
+        if once:
+            report = bot.run_once()
+            print_cycle(report)
+            print_overview(overview(runtime.db), settings)
+        else:
+            bot.run_forever()
+
+
+def apply_mode(settings: Settings, mode: str) -> None:
+    if mode not in ("dry-run", "review", "live"):
+        raise typer.BadParameter("mode must be dry-run, review or live", param_hint="--mode")
+    settings.mode = mode  # type: ignore[assignment]
+    for section in (settings.local, settings.x, settings.bluesky):
+        section.mode = None
+
+
+def status_command(
+    ctx: typer.Context, json_: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
+    """Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors."""
+    settings: Settings = ctx.obj
+    from storage.db import Database
+
+    db = Database(settings.database_url)
+    view = overview(db)
+    db.dispose()
+    if json_:
+        typer.echo(
+            json.dumps(
+                {
+                    "requests": view.by_state,
+                    "polls": [
+                        {
+                            "adapter": p.adapter,
+                            "last_poll_at": p.last_poll_at.isoformat() if p.last_poll_at else None,
+                            "last_poll_new": p.last_poll_count,
+                            "last_error": p.last_error,
+                            "next_poll_at": p.next_poll_at.isoformat() if p.next_poll_at else None,
+                        }
+                        for p in view.polls
+                    ],
+                    "rate_limits": [
+                        {
+                            "adapter": b.adapter,
+                            "endpoint": b.endpoint,
+                            "remaining": b.remaining,
+                            "limit": b.limit,
+                            "reset_at": b.reset_at.isoformat() if b.reset_at else None,
+                        }
+                        for b in view.budgets
+                    ],
+                    "errors_last_hour": [{"request": i, "error": e} for i, e in view.recent_errors],
+                },
+                indent=2,
+            )
+        )
+        return
+    print_overview(view, settings)
+
+
+def print_cycle(report: CycleReport) -> None:
+    console = Console(highlight=False)
+    for p in report.polls:
+        line = f"poll {p.adapter}: {p.new} new of {p.seen}"
+        console.print(Text(line + (f" (error: {p.error})" if p.error else "")))
+    console.print(
+        Text(
+            f"triaged {report.triaged}, processed {report.processed}, posted {report.posted}, "
+            f"expired {report.expired}"
+        )
+    )
+
+
+def print_overview(view: Overview, settings: Settings) -> None:
+    console = Console(highlight=False)
+    table = Table("state", "requests", title="Requests by outcome")
+    for state, count in sorted(view.by_state.items()):
+        table.add_row(state, str(count))
+    table.add_row("total", str(view.total))
+    console.print(table)
+    if view.polls:
+        polls = Table("adapter", "last poll", "new", "last error", title="Polling")
+        for p in view.polls:
+            polls.add_row(
+                p.adapter,
+                p.last_poll_at.isoformat(timespec="seconds") if p.last_poll_at else "-",
+                str(p.last_poll_count),
+                Text(p.last_error or ""),
+            )
+        console.print(polls)
+    if view.budgets:
+        budgets = Table("adapter", "endpoint", "remaining", "reset", title="Rate limits")
+        for b in view.budgets:
+            budgets.add_row(
+                b.adapter,
+                b.endpoint,
+                f"{b.remaining}/{b.limit}",
+                b.reset_at.isoformat(timespec="seconds") if b.reset_at else "-",
+            )
+        console.print(budgets)
+    if view.needs_llm:
+        ids = ", ".join(f"#{i} ({s})" for i, s in view.needs_llm)
+        console.print(
+            Text(
+                f"{len(view.needs_llm)} request(s) needed an LLM and none is configured "
+                f"(set FACTNOTE_LLM_BASE_URL and FACTNOTE_LLM_MODEL): {ids}"
+            )
+        )
+    for request_id, error in view.recent_errors:
+        console.print(Text(f"error in the last hour, request #{request_id}: {error}"))
+    console.print(Text(f"mode: {settings.mode}; audit data: {settings.database_url}"))

@@ -1,0 +1,53 @@
+"""From the adapters' records to the pipeline's: the one place the two vocabularies meet."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from adapters.base import SocialPost, Summons, TargetStatus
+from pipeline.records import Image, Post
+
+_MENTION_RE = re.compile(r"(?<!\w)@[\w.\-]+")
+_URL_RE = re.compile(r"https?://\S+")
+
+
+def to_post(social: SocialPost, platform: str) -> Post:
+    return Post(
+        id=social.id,
+        author=social.author,
+        text=social.text,
+        created_at=social.created_at,
+        platform=platform,
+        url=social.url,
+        lang=social.lang,
+        links=list(social.links),
+        images=[Image(source=m.url, alt_text=m.alt_text) for m in social.media],
+        quoted=to_post(social.quoted, platform) if social.quoted else None,
+    )
+
+
+def target_post(summons: Summons) -> Post | None:
+    """The post the bot was asked about, as the pipeline sees it. A summons that carries the
+    claim itself has the mentions stripped, so "@factnote" is not taken for part of a claim."""
+    if summons.target is None:
+        return None
+    post = to_post(summons.target, summons.platform)
+    if summons.target_status is TargetStatus.SELF:
+        post.text = strip_mentions(post.text)
+    return post
+
+
+def strip_mentions(text: str) -> str:
+    return " ".join(_MENTION_RE.sub(" ", text).split())
+
+
+def command_word(text: str) -> str:
+    """The summons' text without mentions and punctuation, lower-case: "stop", "start", ..."""
+    return re.sub(r"[^\w ]", "", strip_mentions(text)).strip().lower()
+
+
+def claim_key(text: str) -> str:
+    """A key for "the same claim asked about again": case, spacing, mentions and links ignored."""
+    normal = " ".join(_URL_RE.sub(" ", strip_mentions(text)).lower().split())
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:32]

@@ -1,0 +1,159 @@
+"""The running bot: adapters, intake, triage, workers and maintenance on one scheduler.
+
+`run_once` does one poll of every adapter and drains the queue (for cron and tests);
+`run_forever` schedules the same steps with APScheduler until SIGINT/SIGTERM, then stops taking
+work, lets requests in flight finish their transactions, and exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from dataclasses import dataclass, field
+from types import FrameType
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from adapters.base import Adapter
+from bot import review
+from bot.config import Settings
+from bot.intake import PollResult, poll
+from bot.posting import post_due
+from bot.runtime import Runtime
+from bot.triage import triage_pending
+from bot.worker import Worker
+from pipeline.records import utcnow
+
+log = logging.getLogger(__name__)
+
+
+def build_adapters(settings: Settings) -> dict[str, Adapter]:
+    adapters: dict[str, Adapter] = {}
+    if settings.local.enabled:
+        from adapters.local import LocalAdapter
+
+        adapters["local"] = LocalAdapter(
+            settings.inbox, settings.outbox, bot_handle=settings.local.bot_handle
+        )
+    if settings.x.enabled:
+        from adapters.x import XAdapter, XCredentials
+
+        adapters["x"] = XAdapter(XCredentials.from_env(), known_bots=settings.runtime.known_bots)
+    if settings.bluesky.enabled:
+        from adapters.bluesky import BlueskyAdapter, BlueskyCredentials
+
+        adapters["bluesky"] = BlueskyAdapter(
+            BlueskyCredentials.from_env(),
+            session_path=settings.bluesky.session_path,
+            known_bots=settings.runtime.known_bots,
+        )
+    return adapters
+
+
+@dataclass
+class CycleReport:
+    polls: list[PollResult] = field(default_factory=list)
+    triaged: int = 0
+    processed: int = 0
+    posted: int = 0
+    expired: int = 0
+
+
+class Bot:
+    def __init__(self, runtime: Runtime, adapters: dict[str, Adapter]) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+        self.db = runtime.db
+        self.adapters = adapters
+        self.worker = Worker(self.settings, self.db, runtime.checker, adapters)
+        self._stop = threading.Event()
+
+    def bot_handles(self) -> dict[str, str]:
+        return {
+            "local": self.settings.local.bot_handle,
+            "x": self.settings.x.bot_handle,
+            "bluesky": self.settings.bluesky.bot_handle,
+        }
+
+    def start(self) -> None:
+        """Before taking new work: requeue what a dead process left half-done, and settle
+        replies that may have been posted just before a crash."""
+        requeued = self.worker.recover()
+        if requeued:
+            log.info("requeued %d request(s) left in processing", requeued)
+        post_due(self.db, self.adapters, self.settings.runtime)
+
+    def poll_adapter(self, name: str) -> PollResult:
+        """One scheduled poll: new summons become requests, then are triaged."""
+        result = poll(self.adapters[name], self.db, self.settings.adapter_mode(name))
+        triage_pending(self.db, self.settings.runtime, self.bot_handles())
+        return result
+
+    def maintenance(self) -> tuple[int, int]:
+        expired = len(review.expire_overdue(self.db))
+        posted = post_due(self.db, self.adapters, self.settings.runtime)
+        return expired, posted
+
+    def run_once(self) -> CycleReport:
+        report = CycleReport()
+        self.start()
+        for name, adapter in self.adapters.items():
+            report.polls.append(poll(adapter, self.db, self.settings.adapter_mode(name)))
+        report.triaged = triage_pending(self.db, self.settings.runtime, self.bot_handles())
+        report.processed = self.worker.drain()
+        report.expired, report.posted = self.maintenance()
+        return report
+
+    def run_forever(self) -> None:
+        self.start()
+        scheduler = BackgroundScheduler(timezone="UTC")
+        for name, adapter in self.adapters.items():
+            section = getattr(self.settings, name, None)
+            interval = getattr(section, "poll_interval_s", 60.0)
+            scheduler.add_job(
+                self.poll_adapter,
+                "interval",
+                args=[adapter.name],
+                seconds=interval,
+                id=f"poll-{name}",
+                max_instances=1,
+                coalesce=True,
+                next_run_time=utcnow(),
+            )
+        scheduler.add_job(
+            self._drain_until_stopped,
+            "interval",
+            seconds=1,
+            id="drain",
+            max_instances=1,
+            coalesce=True,
+        )
+        scheduler.add_job(
+            self.maintenance,
+            "interval",
+            seconds=self.settings.runtime.maintenance_interval_s,
+            id="maintenance",
+            max_instances=1,
+            coalesce=True,
+        )
+        self._install_signal_handlers()
+        scheduler.start()
+        log.info("factnote running with adapters: %s", ", ".join(self.adapters))
+        self._stop.wait()
+        log.info("stopping: waiting for requests in flight")
+        scheduler.shutdown(wait=True)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _drain_until_stopped(self) -> None:
+        self.worker.drain(stop=self._stop)
+
+    def _install_signal_handlers(self) -> None:
+        def handler(signum: int, _frame: FrameType | None) -> None:
+            log.info("received signal %d", signum)
+            self.stop()
+
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)

@@ -1,0 +1,53 @@
+"""Counting requests by outcome, for `factnote run --once`, `status` and the demo."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
+from pipeline.records import utcnow
+from storage.db import Database
+from storage.models import Cursor, RateBudgetRow, Request
+
+
+@dataclass
+class Overview:
+    by_state: dict[str, int] = field(default_factory=dict)
+    needs_llm: list[tuple[int, str]] = field(default_factory=list)  # (request id, summons id)
+    recent_errors: list[tuple[int, str]] = field(default_factory=list)
+    polls: list[Cursor] = field(default_factory=list)
+    budgets: list[RateBudgetRow] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_state.values())
+
+
+def overview(db: Database) -> Overview:
+    hour_ago = utcnow() - timedelta(hours=1)
+    with db.session() as session:
+        rows = session.execute(
+            select(Request.state, func.count(Request.id)).group_by(Request.state)
+        ).all()
+        needs = session.execute(
+            select(Request.id, Request.summons_id)
+            .where(Request.state == "needs_llm")
+            .order_by(Request.id)
+        ).all()
+        errors = session.execute(
+            select(Request.id, Request.last_error)
+            .where(Request.last_error.is_not(None), Request.updated_at >= hour_ago)
+            .order_by(Request.id.desc())
+            .limit(20)
+        ).all()
+        polls = list(session.scalars(select(Cursor).order_by(Cursor.adapter)))
+        budgets = list(session.scalars(select(RateBudgetRow).order_by(RateBudgetRow.adapter)))
+    return Overview(
+        by_state={state: count for state, count in rows},
+        needs_llm=[(i, s) for i, s in needs],
+        recent_errors=[(i, e or "") for i, e in errors],
+        polls=polls,
+        budgets=budgets,
+    )

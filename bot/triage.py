@@ -1,0 +1,130 @@
+"""Triage: decide, for each new request, whether the bot should work on it at all.
+
+In order: opt-out commands ("stop"/"start"), our own posts and replies to our replies (no
+loops), other bots, opted-out users, unreadable targets, thread gates, hourly limits per user
+and overall, and claims answered recently (answered again with the same reply, linked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from adapters.base import Summons, TargetStatus
+from bot.config import RuntimeConfig
+from bot.convert import command_word
+from pipeline.records import utcnow
+from storage.db import Database
+from storage.models import OptOut, Request, RequestState
+
+STOP_WORDS = frozenset({"stop", "unsubscribe", "opt out", "optout"})
+START_WORDS = frozenset({"start", "opt in", "optin"})
+REUSABLE_STATES = (RequestState.POSTED.value, RequestState.DRY_RUN.value)
+# Requests that count against hourly limits: everything the bot took on.
+ACCEPTED_STATES = tuple(
+    s.value for s in RequestState if s not in (RequestState.SKIPPED, RequestState.RECEIVED)
+)
+
+
+@dataclass(frozen=True)
+class TriageOutcome:
+    state: RequestState
+    reason: str = ""
+    reused_from: int | None = None
+
+
+def triage_pending(db: Database, cfg: RuntimeConfig, bot_handles: dict[str, str]) -> int:
+    """Triage every request still in `received`; returns how many were triaged."""
+    done = 0
+    with db.session() as session:
+        ids = session.scalars(
+            select(Request.id)
+            .where(Request.state == RequestState.RECEIVED.value)
+            .order_by(Request.id)
+        ).all()
+    for request_id in ids:
+        with db.transaction() as session:
+            request = session.get(Request, request_id)
+            if request is None or request.state != RequestState.RECEIVED.value:
+                continue
+            outcome = decide(session, request, cfg, bot_handles.get(request.platform, ""))
+            request.state = outcome.state.value
+            request.reason = outcome.reason
+            request.reused_from_id = outcome.reused_from
+            done += 1
+    return done
+
+
+def decide(
+    session: Session, request: Request, cfg: RuntimeConfig, bot_handle: str
+) -> TriageOutcome:
+    summons = Summons.model_validate(request.summons)
+    word = command_word(summons.text)
+    if word in STOP_WORDS or word in START_WORDS:
+        opted_out = word in STOP_WORDS
+        row = session.get(OptOut, (summons.platform, summons.author)) or OptOut(
+            platform=summons.platform, user=summons.author
+        )
+        row.opted_out = opted_out
+        row.updated_at = utcnow()
+        session.add(row)
+        return TriageOutcome(
+            RequestState.SKIPPED, "opt-out recorded" if opted_out else "opt-in recorded"
+        )
+    if bot_handle and summons.author.lower() == bot_handle.lower():
+        return TriageOutcome(RequestState.SKIPPED, "our own post")
+    if summons.replies_to_bot:
+        return TriageOutcome(RequestState.SKIPPED, "reply to our own reply (no loops)")
+    if cfg.ignore_bots and (
+        summons.author_is_bot or summons.author.lower() in {b.lower() for b in cfg.known_bots}
+    ):
+        return TriageOutcome(RequestState.SKIPPED, "summoned by another bot")
+    opt = session.get(OptOut, (summons.platform, summons.author))
+    if opt is not None and opt.opted_out:
+        return TriageOutcome(RequestState.SKIPPED, "user opted out")
+    if summons.target_status not in (TargetStatus.OK, TargetStatus.SELF) or summons.target is None:
+        detail = f": {summons.target_reason}" if summons.target_reason else ""
+        return TriageOutcome(RequestState.SKIPPED, f"target {summons.target_status.value}{detail}")
+    if not summons.reply_allowed:
+        return TriageOutcome(RequestState.SKIPPED, "replies are disabled on this thread")
+    hour_ago = utcnow() - timedelta(hours=1)
+    recent = select(func.count(Request.id)).where(
+        Request.created_at >= hour_ago,
+        Request.state.in_(ACCEPTED_STATES),
+        Request.id != request.id,
+    )
+    user_count = session.scalar(
+        recent.where(Request.platform == request.platform, Request.requester == request.requester)
+    )
+    if (user_count or 0) >= cfg.per_user_hourly:
+        return TriageOutcome(RequestState.SKIPPED, f"rate limit: {cfg.per_user_hourly}/h per user")
+    if (session.scalar(recent) or 0) >= cfg.global_hourly:
+        return TriageOutcome(RequestState.SKIPPED, f"rate limit: {cfg.global_hourly}/h overall")
+    earlier = _answered_before(session, request, cfg)
+    if earlier is not None:
+        return TriageOutcome(
+            RequestState.QUEUED, f"claim answered by request #{earlier}", reused_from=earlier
+        )
+    return TriageOutcome(RequestState.QUEUED)
+
+
+def _answered_before(session: Session, request: Request, cfg: RuntimeConfig) -> int | None:
+    if not request.target_key:
+        return None
+    since = utcnow() - timedelta(days=cfg.reuse_days)
+    return session.scalars(
+        select(Request.id)
+        .where(
+            Request.target_key == request.target_key,
+            Request.platform == request.platform,
+            Request.state.in_(REUSABLE_STATES),
+            Request.reply_text.is_not(None),
+            Request.created_at >= since,
+            Request.id != request.id,
+        )
+        .order_by(Request.id.desc())
+        .limit(1)
+    ).first()
