@@ -74,7 +74,6 @@ MAX_GRAPHEMES = 300
 MAX_BYTES = 3000
 LINK_LABEL_MAX = 24  # graphemes, ellipsis included
 HTTP_TIMEOUT_S = 20.0
-POST_COLLECTION = "app.bsky.feed.post"
 PROFILE_COLLECTION = "app.bsky.actor.profile"
 BOT_LABEL = "bot"
 
@@ -196,7 +195,7 @@ class BlueskyAdapter:
                 models.AppBskyNotificationUpdateSeen.Data(seen_at=seen_at)
             ),
         )
-        newest = max(fresh, key=lambda n: _parse_time(n.indexed_at))
+        newest = max(fresh, key=lambda n: _server_time(n.indexed_at))
         return FetchResult(summons=summonses, cursor=newest.indexed_at)
 
     def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
@@ -287,7 +286,7 @@ class BlueskyAdapter:
                     continue
                 post = _post_from_view(item.post, self._is_bot)
                 # The feed is ordered by the earlier of createdAt and indexedAt.
-                sort_at = min(post.created_at, _parse_time(item.post.indexed_at))
+                sort_at = min(post.created_at, _server_time(item.post.indexed_at))
                 if since is not None and sort_at < since:
                     return posts
                 posts.append(post)
@@ -457,7 +456,7 @@ class BlueskyAdapter:
                 partial(self._client.app.bsky.notification.list_notifications, params),
             )
             for note in resp.notifications:
-                if since is not None and _parse_time(note.indexed_at) <= since:
+                if since is not None and _server_time(note.indexed_at) <= since:
                     return fresh
                 fresh.append(note)
             if not resp.cursor or not resp.notifications:
@@ -830,11 +829,21 @@ def _parse_time(value: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
+def _server_time(value: str) -> datetime:
+    try:
+        return _parse_time(value)
+    except ValueError as exc:
+        raise PlatformError(
+            f"Bluesky sent a malformed timestamp: {value!r}", retryable=False
+        ) from exc
+
+
 def _parse_time_or(value: str | None, fallback: str) -> datetime:
+    """A record's own (client-set, possibly odd) time, else the server's indexing time."""
     if value:
         with suppress(ValueError):
             return _parse_time(value)
-    return _parse_time(fallback)
+    return _server_time(fallback)
 
 
 def _parse_cursor(cursor: str | None) -> datetime | None:

@@ -328,7 +328,9 @@ class _DefaultTimeout(HTTPAdapter):
         super().__init__()
         self._timeout = timeout
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+    def send(  # type: ignore[override]
+        self, request: requests.PreparedRequest, **kwargs: Any
+    ) -> requests.Response:
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = self._timeout
         return super().send(request, **kwargs)
@@ -598,6 +600,7 @@ class XAdapter:
         parent_id = tweet.reference("replied_to")
         quoted_id = tweet.reference("quoted")
         target_id = quoted_id or parent_id
+        target: SocialPost | None
         if target_id is None:
             # The mention carries the claim: its own links and media are the material to check.
             status, reason, target = TargetStatus.SELF, "", self._post(tweet, page.includes)

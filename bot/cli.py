@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from bot.commands import check, demo, fetch, guard, index, review, run, sources
+from bot.commands import check, demo, fetch, guard, index, review, run, setup, sources
 from bot.config import ConfigError, load_settings
 
 app = typer.Typer(
@@ -43,6 +43,7 @@ app.command("guard")(guard.command)
 app.add_typer(index.app, name="index")
 app.add_typer(sources.app, name="sources")
 app.add_typer(review.app, name="review")
+app.add_typer(setup.app, name="setup")
 app.command("run")(run.run_command)
 app.command("status")(run.status_command)
 app.command("demo")(demo.command)

@@ -120,13 +120,48 @@ class CredibilityConfig(BaseModel):
 class ClaimsConfig(BaseModel):
     """Known-claim matching against imported fact-checks and our own approved answers."""
 
+    # The check path only opens this file when it exists; `factnote claims import` creates it.
     path: str = "data/claims.sqlite"
+    # Combined score = dense_weight × cosine + (1 − dense_weight) × word overlap, in [0, 1].
+    # Thresholds set by bench/claim_matching_eval.py on hand-written paraphrases of the Task 5
+    # dev rumors (see that module's docstring): strong = used as evidence automatically,
+    # weak = shown to moderators as a suggestion (as Meedan Check does).
+    dense_weight: float = 0.7
+    strong_threshold: float = 0.60
+    weak_threshold: float = 0.45
+    # A review older than this (by review date, else claim date) is flagged possibly outdated.
+    max_age_days: int = 730
+    max_matches: int = 5
+
+
+class AuthorityAccount(BaseModel):
+    """One account whose own statements are evidence on its topics and regions."""
+
+    platform: str = "x"  # x | bluesky
+    handle: str  # without "@"
+    name: str = ""  # display name, matched in claims ("the person the claim is about")
+    topics: list[str] = Field(default_factory=list)  # e.g. ["health", "covid", "vaccine"]
+    regions: list[str] = Field(default_factory=list)  # e.g. ["saudi arabia", "ksa"]
 
 
 class AuthorityConfig(BaseModel):
     """Authority accounts whose own timelines are evidence (CLEF 2024 Task 5)."""
 
+    # The check path only opens this file when it exists; the timeline pull creates it.
     path: str = "data/authority.sqlite"
+    accounts: list[AuthorityAccount] = Field(default_factory=list)
+    k: int = 5  # statements retrieved per claim (the task's limit)
+    # Fusion of lexical (BM25) and dense (cosine) scores, tuned on the Task 5 English dev set:
+    # "weighted" = dense_weight × min-max(dense) + (1 − dense_weight) × min-max(BM25);
+    # "rrf" = reciprocal-rank fusion with rrf_k.
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    dense_weight: float = 0.5
+    rrf_k: int = 60
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    # In the pipeline only: statements less similar than this (cosine) are not sent to the LLM.
+    min_similarity: float = 0.25
+    vote_threshold: float = 0.15  # CLEF's signed-vote threshold
 
 
 class PipelineConfig(BaseModel):

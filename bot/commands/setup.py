@@ -20,12 +20,23 @@ from adapters.bluesky import BlueskyAdapter, BlueskyConfigError, BlueskyCredenti
 
 app = typer.Typer(help="One-off account setup", no_args_is_help=True)
 
+
+@app.callback()
+def _group() -> None:
+    """One-off account setup."""
+    # A callback keeps `setup` a group even while it has a single platform command.
+
+
 _DEFAULT_SESSION = "bluesky.session"
 
 
 def _default_session_path(ctx: typer.Context) -> Path:
-    # The root command puts loaded settings in ctx.obj; keep the session beside the other data.
+    # The root command puts loaded settings in ctx.obj: use the runtime's own session file, so
+    # setup and `factnote run` share one session (createSession is tightly rate-limited).
     root = ctx.find_root().obj
+    configured = getattr(getattr(root, "bluesky", None), "session_path", None)
+    if isinstance(configured, str) and configured:
+        return Path(configured)
     data_dir = getattr(root, "data_dir", None)
     return Path(data_dir if isinstance(data_dir, str) else "data") / _DEFAULT_SESSION
 
@@ -37,7 +48,7 @@ def bluesky(
         None,
         "--session-path",
         envvar="FACTNOTE_BLUESKY_SESSION_PATH",
-        help="Where the Bluesky session string is kept (default: <data_dir>/bluesky.session).",
+        help="Where the Bluesky session string is kept (default: [bluesky] session_path).",
     ),
     json_: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

@@ -366,8 +366,8 @@ def test_fetch_forbidden_is_a_plain_platform_error(
 def test_injected_client_with_tweepy_default_return_type_gives_same_summons(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.get(MENTIONS, json=fixture("mentions_page2"))
-    api.get(MENTIONS, json=fixture("mentions_page2"))
+    for _ in range(2):
+        api.get(MENTIONS, json=fixture("mentions_page1"))
     client = tweepy.Client(
         bearer_token=CREDS.bearer_token,
         consumer_key=CREDS.consumer_key,
@@ -376,15 +376,18 @@ def test_injected_client_with_tweepy_default_return_type_gives_same_summons(
         access_token_secret=CREDS.access_token_secret,
     )
 
-    via_objects = XAdapter(CREDS, client=client, sleep=sleeps).fetch_summons(None)
-    via_dicts = adapter(sleeps).fetch_summons(None)
+    via_objects = XAdapter(CREDS, client=client, sleep=sleeps, max_pages=1).fetch_summons(None)
+    via_dicts = adapter(sleeps, max_pages=1).fetch_summons(None)
 
     assert via_objects == via_dicts
     assert [s.target_status for s in via_objects.summons] == [
-        TargetStatus.UNAVAILABLE,
-        TargetStatus.MISSING,
+        TargetStatus.OK,
+        TargetStatus.OK,
         TargetStatus.SELF,
     ]
+    photo_post = via_objects.summons[0].target
+    assert photo_post is not None and photo_post.author == "bob"
+    assert [m.url for m in photo_post.media] == ["https://pbs.twimg.com/media/GsharkAbCd.jpg"]
 
 
 # --- post_reply ---------------------------------------------------------------------------------

@@ -5,134 +5,38 @@ scripted fake server."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pipeline.check import Checker
-from pipeline.config import CredibilityConfig, PipelineConfig, ResearchConfig
-from pipeline.extract import extract_document
-from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdict
+from pipeline.config import CredibilityConfig, PipelineConfig
+from pipeline.records import DecisionStatus, Platform, Stance, Tier, Verdict
 from pipeline.search.local_index import LocalIndex
 from pipeline.toolkit import Toolkit
 from storage.db import Database
 from storage.models import DecisionRow, EvidenceRow
 from storage.repositories import add_decision, create_cli_request
 from tests.fakes.openai_server import FakeLLM, Reply
-
-POST = Post(
-    id="p1",
-    author="someone_demo",
-    text="Drinking hot lemon water every hour kills the flu virus in your throat.",
-    created_at=datetime(2026, 11, 29, 8, 0, tzinfo=UTC),
+from tests.support import (
+    ANALYSIS,
+    POST,
+    TIERS,
+    build_index,
+    cite_first_two,
+    make_kit,
+    quotes_from_page,
+    script_happy_path,
 )
-
-FILLER = (
-    "The agency publishes guidance for the public on seasonal illnesses and reviews the "
-    "evidence behind popular remedies every year, with independent experts from several "
-    "universities taking part in each review and publishing their methods in full. "
-)
-FILLER_2 = (
-    "Readers who want to know more can consult the full list of sources at the end of this "
-    "article, together with contact details for the press office and a short explanation of "
-    "how claims are selected for review by the editorial team each week. "
-)
-
-
-def page(title: str, body: str, published: str | None) -> str:
-    meta = f'<meta property="article:published_time" content="{published}">' if published else ""
-    return (
-        f"<html><head><title>{title}</title>{meta}</head><body><article><h1>{title}</h1>"
-        f"<p>{body}</p><p>{FILLER}</p><p>{FILLER_2}</p></article></body></html>"
-    )
-
-
-DOCS = {
-    "https://ministry.example/flu/lemon": page(
-        "Lemon water does not kill flu",
-        "There is no evidence that lemon water kills influenza viruses in the throat. "
-        "Influenza viruses multiply inside airway cells, where a drink cannot reach them.",
-        "2026-01-10T09:00:00Z",
-    ),
-    "https://institute.example/drinks": page(
-        "Can hot drinks destroy viruses?",
-        "Hot drinks do not kill influenza viruses because a drink passes the throat in seconds. "
-        "Warm fluids can relieve a sore throat but do not shorten the flu.",
-        "2025-11-03T14:30:00Z",
-    ),
-    "https://paper.example/lemon-remedy": page(
-        "Readers ask about lemon water and flu",
-        "Doctors say lemon water does not kill the flu virus; vaccination protects best. "
-        "Lemon water is a pleasant drink that keeps people hydrated while they are ill.",
-        "2026-02-01T10:00:00Z",
-    ),
-    "https://ministry.example/flu/late": page(
-        "Lemon water and flu: a later note",
-        "Lemon water taken every hour does not kill the flu virus in the throat, the ministry "
-        "repeated in a statement.",
-        "2026-12-15T10:00:00Z",
-    ),
-}
-
-TIERS = {
-    "ministry.example": "high",
-    "institute.example": "high",
-    "paper.example": "medium",
-}
 
 
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[LocalIndex]:
-    idx = LocalIndex(tmp_path / "index.sqlite")
-    for url, html in DOCS.items():
-        idx.add(extract_document(url, html, "text/html"))
+    idx = LocalIndex(build_index(tmp_path / "index.sqlite"))
     yield idx
     idx.close()
-
-
-def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> Toolkit:
-    cfg = PipelineConfig(
-        credibility=CredibilityConfig(overrides=TIERS),
-        research=ResearchConfig(**research),
-    )
-    if fake is not None:
-        cfg.llm = fake.config()
-    return Toolkit.build(cfg, index_path=index_path)
-
-
-def quotes_from_page(body: dict[str, Any], stance: str = "refutes") -> Reply:
-    """An extractor that quotes the first sentence of the page it was given, like a model."""
-    user = body["messages"][-1]["content"]
-    block = re.search(r"<page[^>]*>\n(.*?)\n</page>", user, re.S)
-    assert block is not None, "the page must arrive inside a <page> data block"
-    first_sentence = block.group(1).split(". ")[0]
-    if "lemon" not in first_sentence.lower() and "hot drinks" not in first_sentence.lower():
-        return Reply.json({"items": []})
-    return Reply.json({"items": [{"quote": first_sentence, "stance": stance, "confidence": 0.9}]})
-
-
-def cite_first_two(body: dict[str, Any]) -> Reply:
-    urls = re.findall(r'url="([^"]+)"', body["messages"][-1]["content"])
-    return Reply.json({"text": f"Lemon water does not kill flu viruses. {urls[0]} {urls[1]}"})
-
-
-ANALYSIS = {
-    "checkable": True,
-    "reason": "",
-    "claims": ["Hot lemon water kills the flu virus in the throat"],
-    "questions": ["Does lemon water kill influenza viruses?"],
-    "queries": ["lemon water kills flu virus", "hot drinks influenza throat", "lemon flu"],
-}
-
-
-def script_happy_path(fake: FakeLLM) -> None:
-    fake.script("AnalysisAnswer", Reply.json(ANALYSIS))
-    fake.script("EvidenceAnswer", quotes_from_page)
-    fake.script("DraftAnswer", cite_first_two)
 
 
 def test_refuted_post_gets_a_guarded_reply_citing_evidence(

@@ -1,0 +1,38 @@
+"""Benchmarks of the factnote pipeline. Run them all with `make bench` (`python -m bench`).
+
+`python -m bench` runs every registered benchmark in turn, prints a table and one
+`benchmark.number: value` line per result, and writes them as JSON to
+`bench/results/latest.json` (git-ignored). `python -m bench latency cost` runs only the
+benchmarks whose names contain one of the words given. Expect about 10 minutes on 2 cores,
+nearly all of it the latency benchmark's simulated waits.
+
+* `pipeline_latency`: wall time per post (p50/p95/mean) with our concurrency and with one
+  worker, 20 fixture posts each, against simulated remote delays (LLM 1.5 s per call, search
+  0.5 s, page 1.0 s); their ratio; LLM calls; a per-stage breakdown.
+* `pipeline_cost`: prompt and completion tokens per post, ours against MUSE-style extraction
+  (every usable page, whole text capped at 20,000 characters, until the stop rule).
+* `pipeline_memory`: peak RSS of one `factnote check --json` process, without an LLM
+  (`needs_llm`) and with the fake LLM configured, and its start-up time.
+
+The fixture world (posts, pages, fake search engine, fake websites, scripted model) is in
+`bench/fixtures.py` and `bench/world.py`. Separately, `bench/calibrate_relevance.py` calibrates
+the relevance thresholds on HealthVer (`python bench/calibrate_relevance.py --help`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def summary(values: Sequence[float]) -> tuple[float, float, float]:
+    """(p50, p95, mean) of `values`, linear interpolation between samples; zeros when empty."""
+    if not values:
+        return 0.0, 0.0, 0.0
+    data = np.asarray(values, dtype=float)
+    return (
+        float(np.percentile(data, 50)),
+        float(np.percentile(data, 95)),
+        float(data.mean()),
+    )

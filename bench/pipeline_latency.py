@@ -1,0 +1,231 @@
+"""Latency: wall time per post with our concurrency against the same pipeline forced to one worker.
+
+Each fixture post (`bench.fixtures`) goes through the real `Checker` twice, once with
+`ResearchConfig.concurrency` at its default and once with `concurrency=1`, alternating post by
+post so that drift on the machine hits both modes alike. Everything on this side of the network
+is the real code (LLM client, tiered search, fetcher, extraction, relevance model, verdict,
+writer, guard); the far side is simulated by `bench.world`, with the issue's delays:
+
+* the LLM is `FakeLLM` over HTTP, answering after 1.5 s per call;
+* search is a `SearchProvider` that answers after 0.5 s per query and tier;
+* each page is served by the local HTTP server after 1.0 s, reached through the real `Fetcher`
+  (via a forward proxy; see `bench.world` for why this, and not a fake fetcher that returns
+  pre-extracted documents: extraction cost stays inside the timed run).
+
+With one worker the research loop runs every search, then every fetch, then every extraction,
+one at a time. That is sequential like MUSE, but not quite MUSE's order: MUSE searched and
+fetched the Medium and Low tiers only when the High tier had not met the stop rule, while one
+worker here still searches and fetches them (and then skips their extraction). The
+`muse_order_*` numbers subtract that work from the sequential wall time, using the delays
+above and the trace of pages marked "not needed"; they estimate MUSE's order, they are not a
+measurement.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from bench import fixtures, summary
+from bench.world import FixtureModel, FixtureSearch, FixtureWeb
+from pipeline.check import Checker
+from pipeline.config import (
+    CredibilityConfig,
+    FetchConfig,
+    PipelineConfig,
+    ResearchConfig,
+)
+from pipeline.credibility import PublisherTable
+from pipeline.fetch import Fetcher, MemoryDocumentStore
+from pipeline.records import SEARCH_TIERS, Decision, Platform
+from pipeline.search.tiered import TieredSearch
+from pipeline.toolkit import Toolkit
+from tests.fakes.openai_server import FakeLLM
+
+Log = Callable[[str], None]
+NOT_NEEDED = "not needed"
+
+
+@dataclass(frozen=True)
+class LatencyConfig:
+    llm_delay_s: float = 1.5
+    search_delay_s: float = 0.5
+    fetch_delay_s: float = 1.0
+    concurrency: int = field(default_factory=lambda: ResearchConfig().concurrency)
+    post_ids: tuple[str, ...] | None = None  # None: all fixture posts
+
+    def scaled(self, factor: float) -> LatencyConfig:
+        """The same run with every remote delay multiplied by `factor` (for quick tests)."""
+        return replace(
+            self,
+            llm_delay_s=self.llm_delay_s * factor,
+            search_delay_s=self.search_delay_s * factor,
+            fetch_delay_s=self.fetch_delay_s * factor,
+        )
+
+
+@dataclass
+class PostRun:
+    post_id: str
+    scenario: str
+    mode: str
+    wall_s: float
+    decision: Decision
+    searches: int
+    fetches: int
+    skippable_s: float  # work MUSE's order would not have done (sequential mode only)
+
+    @property
+    def llm_calls(self) -> int:
+        return len(self.decision.trace.llm_calls)
+
+    def calls(self, step: str) -> int:
+        return sum(1 for c in self.decision.trace.llm_calls if c.step == step)
+
+    @property
+    def outcome(self) -> str:
+        verdict = self.decision.verdict.value if self.decision.verdict else "-"
+        return f"{self.decision.status.value}/{verdict}"
+
+
+def pipeline_config(concurrency: int, fake: FakeLLM) -> PipelineConfig:
+    return PipelineConfig(
+        llm=fake.config(timeout_s=30.0),
+        fetch=FetchConfig(allow_hosts=fixtures.HOSTS),
+        credibility=CredibilityConfig(overrides=fixtures.TIERS),
+        research=ResearchConfig(concurrency=concurrency),
+    )
+
+
+def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> Toolkit:
+    publishers = PublisherTable.from_config(cfg.credibility)
+    # A fetcher (and cache) per mode: the second mode must download every page again.
+    fetcher = Fetcher(cfg.fetch, store=MemoryDocumentStore(), client=web.client())
+    return Toolkit.build(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)
+
+
+def skippable_seconds(decision: Decision, cfg: LatencyConfig) -> float:
+    """Search and fetch time spent on tiers below the one where the stop rule was met."""
+    total = 0.0
+    for rnd in decision.trace.rounds:
+        skipped_tiers = {
+            tier
+            for tier in SEARCH_TIERS
+            if (docs := [d for d in rnd.documents if d.tier is tier])
+            and all(d.reason.startswith(NOT_NEEDED) for d in docs)
+        }
+        if not skipped_tiers:
+            continue
+        first = min(SEARCH_TIERS.index(t) for t in skipped_tiers)
+        below = SEARCH_TIERS[first:]
+        fetched = sum(1 for d in rnd.documents if d.tier in below)
+        total += len(below) * len(rnd.queries) * cfg.search_delay_s + fetched * cfg.fetch_delay_s
+    return total
+
+
+def _run_post(
+    checker: Checker,
+    post: fixtures.FixturePost,
+    mode: str,
+    search: FixtureSearch,
+    web: FixtureWeb,
+    cfg: LatencyConfig,
+) -> PostRun:
+    searches, fetches = search.calls, web.fetches
+    start = time.perf_counter()
+    decision = checker.check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
+    wall = time.perf_counter() - start
+    return PostRun(
+        post_id=post.id,
+        scenario=post.scenario,
+        mode=mode,
+        wall_s=wall,
+        decision=decision,
+        searches=search.calls - searches,
+        fetches=web.fetches - fetches,
+        skippable_s=skippable_seconds(decision, cfg) if mode == "sequential" else 0.0,
+    )
+
+
+def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
+    """Every selected post in both modes; raises if a run failed technically."""
+    chosen = [p for p in fixtures.POSTS if cfg.post_ids is None or p.id in cfg.post_ids]
+    model = FixtureModel()
+    runs: list[PostRun] = []
+    with FakeLLM(delay_s=cfg.llm_delay_s) as fake, FixtureWeb(cfg.fetch_delay_s) as web:
+        model.install(fake)
+        search = FixtureSearch(cfg.search_delay_s)
+        kits = {
+            "concurrent": build_kit(pipeline_config(cfg.concurrency, fake), search, web),
+            "sequential": build_kit(pipeline_config(1, fake), search, web),
+        }
+        try:
+            # The first forward pass of the model is slow; keep it out of the first post.
+            kits["concurrent"].embedder.encode(["warm-up"])
+            for post in chosen:
+                for mode, kit in kits.items():
+                    run = _run_post(Checker(kit), post, mode, search, web, cfg)
+                    if run.decision.error:
+                        raise RuntimeError(f"{post.id} ({mode}) failed: {run.decision.error}")
+                    runs.append(run)
+                    if log:
+                        log(
+                            f"{post.id} {post.scenario:<17} {mode:<10} {run.wall_s:6.2f}s "
+                            f"llm={run.llm_calls:<2} search={run.searches:<2} "
+                            f"fetch={run.fetches:<2} {run.outcome}"
+                        )
+        finally:
+            for kit in kits.values():
+                kit.close()
+    return runs
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
+    conc = [r for r in runs if r.mode == "concurrent"]
+    seq = [r for r in runs if r.mode == "sequential"]
+    c50, c95, cmean = summary([r.wall_s for r in conc])
+    s50, s95, smean = summary([r.wall_s for r in seq])
+    muse = [r.wall_s - r.skippable_s for r in seq]
+    m50, _m95, mmean = summary(muse)
+    out: dict[str, float] = {
+        "posts": float(len(conc)),
+        "concurrency": float(cfg.concurrency),
+        "concurrent_p50_s": c50,
+        "concurrent_p95_s": c95,
+        "concurrent_mean_s": cmean,
+        "sequential_p50_s": s50,
+        "sequential_p95_s": s95,
+        "sequential_mean_s": smean,
+        "ratio_p50": s50 / c50 if c50 else 0.0,
+        "ratio_mean": smean / cmean if cmean else 0.0,
+        "muse_order_p50_s": m50,
+        "muse_order_mean_s": mmean,
+        "ratio_p50_vs_muse_order": m50 / c50 if c50 else 0.0,
+        "ratio_mean_vs_muse_order": mmean / cmean if cmean else 0.0,
+        "llm_calls_concurrent": float(sum(r.llm_calls for r in conc)),
+        "llm_calls_sequential": float(sum(r.llm_calls for r in seq)),
+        "same_outcome_posts": float(
+            sum(1 for a, b in zip(conc, seq, strict=True) if a.outcome == b.outcome)
+        ),
+        "reply_posts": float(sum(1 for r in conc if r.decision.status.value == "reply")),
+    }
+    for mode, group in (("concurrent", conc), ("sequential", seq)):
+        out[f"{mode}_searches_per_post"] = _mean([float(r.searches) for r in group])
+        out[f"{mode}_fetches_per_post"] = _mean([float(r.fetches) for r in group])
+        out[f"{mode}_extractions_per_post"] = _mean([float(r.calls("evidence")) for r in group])
+        out[f"{mode}_requeries_per_post"] = _mean([float(r.calls("requery")) for r in group])
+        for stage in ("analyze", "research", "write", "guard"):
+            out[f"{mode}_mean_{stage}_s"] = _mean(
+                [r.decision.timings.get(stage, 0.0) for r in group]
+            )
+    return out
+
+
+def run(cfg: LatencyConfig | None = None, log: Log | None = None) -> dict[str, float]:
+    cfg = cfg or LatencyConfig()
+    return report(measure(cfg, log), cfg)

@@ -1,0 +1,228 @@
+"""The far side of every boundary the benchmarks cross, built from `bench.fixtures`.
+
+* `FixtureSearch` plays a web search API: a `SearchProvider` that waits `delay_s` (the API's
+  round trip) and returns the fixture pages found by that exact query, honouring `site:`
+  filters as a real engine does, so `TieredSearch` gets tier-specific results.
+* `FixtureWeb` plays the websites: the test suite's local HTTP server holds every fixture page
+  under its absolute URL and answers after `delay_s`. The pipeline's real `Fetcher` reaches it
+  as a forward HTTP proxy (an ordinary `httpx.Client(proxy=...)` passed through the Fetcher's
+  own `client` parameter), so the fictional `.example` hosts keep their names: the publisher
+  table rates them as it would real sites, and download, type/size checks and the real
+  extraction run for every page, inside the timed run. `FetchConfig.allow_hosts` lists the
+  fictional hosts, since they do not resolve (the setting exists for test servers).
+* `FixtureModel` plays the LLM behind the fake OpenAI-compatible server: answers are built from
+  the request, like a model reading its prompt. The analyst returns the fixture's claims and
+  queries; the extractor quotes the page's key sentences when they are among the passages it
+  was sent (so a passage lost to relevance filtering is evidence lost, as with a real model);
+  the re-querier returns the next batch of fixture queries; the writer cites the first two
+  evidence URLs. Every answer is recorded so completion sizes can be counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from bench import fixtures
+from bench.fixtures import FixturePage, FixturePost
+from pipeline.evidence import normalise
+from pipeline.records import SearchResult
+from tests.fakes.http_server import LocalHTTPServer, Route
+from tests.fakes.openai_server import FakeLLM, Reply
+
+KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
+_PAGE_BLOCK = re.compile(r'<page url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
+_EVIDENCE_URL = re.compile(r'<evidence [^>]*url="([^"]+)"')
+_TRIED = re.compile(r"Queries already tried:\n(.*?)\n\n", re.S)
+
+
+# --- search -----------------------------------------------------------------------------------
+
+
+def _host_matches(url: str, sites: Sequence[str]) -> bool:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    key = f"{host}{parts.path}"
+    for site in sites:
+        site = site.lower().strip()
+        if "/" in site:
+            if key.startswith(site):
+                return True
+        elif host == site or host.endswith("." + site):
+            return True
+    return False
+
+
+class FixtureSearch:
+    """A `SearchProvider` over the fixture pages."""
+
+    name = "fixture"
+    # A real engine's `site:` support is what makes a tier search return that tier; this one
+    # takes the whole list (the real ones cap it, and rely on the same rating afterwards).
+    max_sites = 10_000
+
+    def __init__(self, delay_s: float = 0.5) -> None:
+        self.delay_s = delay_s
+        self._index: dict[str, list[FixturePage]] = {}
+        for post in fixtures.POSTS:
+            queries = post.all_queries()
+            for page in post.pages:
+                for i in page.found_by:
+                    self._index.setdefault(queries[i].lower(), []).append(page)
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
+        with self._lock:
+            self.calls += 1
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        hits = self._index.get(query.strip().lower(), [])
+        if sites:
+            hits = [p for p in hits if _host_matches(p.url, sites)]
+        return [
+            SearchResult(
+                url=page.url,
+                title=page.title,
+                snippet=(page.key or page.facts or (page.title,))[0][:200],
+                provider=self.name,
+                query=query,
+                rank=rank,
+                published=page.published,
+            )
+            for rank, page in enumerate(hits[:limit], 1)
+        ]
+
+
+# --- the web ----------------------------------------------------------------------------------
+
+
+class FixtureWeb:
+    """The fixture pages served by a local HTTP server, reached as a forward proxy."""
+
+    def __init__(self, delay_s: float = 1.0) -> None:
+        self.delay_s = delay_s
+        self.server = LocalHTTPServer()
+
+    def __enter__(self) -> FixtureWeb:
+        self.server.start()
+        for page in fixtures.all_pages():
+            body = fixtures.page_html(page.url).encode()
+            # The proxy sees the absolute URL as the request path.
+            self.server.add(page.url, Route(body=body, delay_s=self.delay_s))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop()
+
+    def client(self) -> httpx.Client:
+        """An HTTP client whose every request goes through this server."""
+        return httpx.Client(proxy=self.server.base_url, follow_redirects=False, trust_env=False)
+
+    @property
+    def fetches(self) -> int:
+        return self.server.hits()
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    key: str  # schema name
+    content: str
+
+
+def extraction_items(page: FixturePage, passages: str) -> list[dict[str, Any]]:
+    """What the extractor answers for `page` given the page text it was sent."""
+    if page.stance not in KEY_CONFIDENCE:
+        return []
+    sent = normalise(passages)
+    return [
+        {"quote": key, "stance": page.stance, "confidence": KEY_CONFIDENCE[page.stance]}
+        for key in page.key
+        if normalise(key) in sent
+    ]
+
+
+class FixtureModel:
+    """Scripted answers for every pipeline step, derived from each request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.answers: list[Answer] = []
+
+    def install(self, fake: FakeLLM) -> None:
+        fake.script("AnalysisAnswer", self._analysis)
+        fake.script("EvidenceAnswer", self._evidence)
+        fake.script("RequeryAnswer", self._requery)
+        fake.script("DraftAnswer", self._draft)
+
+    def _record(self, key: str, payload: dict[str, Any]) -> Reply:
+        content = json.dumps(payload, ensure_ascii=False)
+        with self._lock:
+            self.answers.append(Answer(key, content))
+        return Reply.text(content)
+
+    @staticmethod
+    def _user(body: dict[str, Any]) -> str:
+        return str(body["messages"][-1]["content"])
+
+    def _post(self, body: dict[str, Any]) -> FixturePost:
+        post = fixtures.post_in(self._user(body))
+        if post is None:
+            raise LookupError("the prompt holds no fixture post")
+        return post
+
+    def _analysis(self, body: dict[str, Any]) -> Reply:
+        post = self._post(body)
+        return self._record(
+            "AnalysisAnswer",
+            {
+                "checkable": post.checkable,
+                "reason": post.reason,
+                "claims": list(post.claims),
+                "questions": list(post.questions),
+                "queries": list(post.queries),
+            },
+        )
+
+    def _evidence(self, body: dict[str, Any]) -> Reply:
+        match = _PAGE_BLOCK.search(self._user(body))
+        page = fixtures.page_by_url(match.group(1)) if match else None
+        items = extraction_items(page, match.group(2)) if page is not None and match else []
+        return self._record("EvidenceAnswer", {"items": items})
+
+    def _requery(self, body: dict[str, Any]) -> Reply:
+        post = self._post(body)
+        match = _TRIED.search(self._user(body))
+        tried = {
+            line[2:].strip().lower() for line in (match.group(1) if match else "").splitlines()
+        }
+        batch: tuple[str, ...] = ()
+        for candidate in post.requeries:
+            if not all(q.lower() in tried for q in candidate):
+                batch = candidate
+                break
+        return self._record(
+            "RequeryAnswer",
+            {
+                "missing": "a source that addresses the claim itself",
+                "established": "the sources so far describe the background but do not settle "
+                "the claim",
+                "queries": list(batch),
+            },
+        )
+
+    def _draft(self, body: dict[str, Any]) -> Reply:
+        post = self._post(body)
+        urls = list(dict.fromkeys(_EVIDENCE_URL.findall(self._user(body))))[:2]
+        return self._record("DraftAnswer", {"text": " ".join([post.reply, *urls])})

@@ -1,0 +1,516 @@
+"""Evidence from authorities' own statements (CLEF 2024 CheckThat! Task 5).
+
+An authority is an account whose word settles claims on its topics or about itself: a health
+ministry on vaccines in its country, a club on its own coach, a person on their own death.
+This module stores their statements (pulled from timelines on a schedule), retrieves the ones
+that speak to a claim, has the LLM judge each one's stance, and aggregates the stances.
+
+Retrieval (`AuthorityIndex.retrieve`) only considers statements of the given accounts published
+before the checked post, and fuses two scores over that candidate set:
+
+* lexical: BM25 (`bm25s`, k1 1.2, b 0.75) over `pipeline.lexical.terms` (links removed,
+  hashtags split, stopwords dropped, light stemming);
+* dense: cosine of the embedding model's vectors of the link-free texts.
+
+Fusion was chosen on the Task 5 English dev set (19 rumors with gold evidence, top 5 from each
+rumor's own timeline; `factnote eval authority`): BM25 alone reached MAP 0.680 / R@5 0.717,
+dense alone 0.644 / 0.710, reciprocal-rank fusion (k 10 to 60) 0.631–0.659 / 0.693–0.772, and a
+weighted sum of min-max normalised scores 0.695–0.723 / 0.769–0.772 for dense weights 0.3–0.6,
+best at 0.5 (MAP 0.723, R@5 0.772), which is the default. Min-max fusion wins because the two
+score lists disagree mostly in the tail: RRF gives a statement ranked 1st by one scorer and
+40th by the other nearly the same credit as one ranked 8th by both.
+
+Stance (`judge_stances`) is one LLM call per statement (supports / refutes / not enough info,
+with a confidence), and `aggregate` is CLEF's signed, confidence-weighted mean over the
+SUPPORTS and REFUTES judgements only, so a statement that says nothing on the claim does not
+cancel one that does; |mean| below the threshold (0.15) means not enough information.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+import bm25s
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, Field
+
+from pipeline.config import AuthorityAccount, AuthorityConfig
+from pipeline.lexical import clean_text, terms
+from pipeline.llm import CallLedger, LLMClient
+from pipeline.prompts import DATA_RULE, quote_untrusted
+from pipeline.records import Evidence, Stance, Tier
+from pipeline.relevance import Embedder
+
+SCHEMA_VERSION = "1"
+# A token `terms` can never produce: BM25 needs every document to have at least one.
+_EMPTY_DOC_TOKEN = "\x00"  # noqa: S105 - not a secret
+_MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z0-9_])")
+# Names and tags shorter than this are matched case-sensitively ("WHO" is not "who").
+_CASELESS_MIN = 4
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS statements (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    account TEXT NOT NULL,          -- handle, lower-case, without "@"
+    post_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at TEXT NOT NULL,       -- ISO 8601, UTC
+    created_ts REAL NOT NULL,       -- seconds since the epoch, for the "before" filter
+    url TEXT NOT NULL,
+    terms TEXT NOT NULL,            -- space-joined `lexical.terms`, computed once
+    embedding BLOB NOT NULL,
+    UNIQUE (platform, post_id)
+);
+CREATE INDEX IF NOT EXISTS statements_account ON statements(account, created_ts);
+"""
+
+
+class AuthorityIndexError(RuntimeError):
+    """The statement store cannot be used (unreadable file, other embedding size)."""
+
+
+class Statement(BaseModel):
+    """One post by an authority account, as the timeline pull delivers it."""
+
+    platform: str = "x"
+    account: str  # handle; stored lower-case without "@"
+    post_id: str
+    text: str
+    created_at: datetime
+    url: str  # the post's permalink: what a reply cites
+
+
+@dataclass(frozen=True)
+class RetrievedStatement:
+    statement: Statement
+    score: float  # fused score (its scale depends on the fusion method)
+    lexical: float  # raw BM25 score
+    dense: float  # cosine similarity in [-1, 1]
+    rank: int  # 1-based
+
+
+class AuthorityStance(StrEnum):
+    SUPPORTS = "supports"
+    REFUTES = "refutes"
+    NOT_ENOUGH_INFO = "not_enough_info"
+
+
+@dataclass(frozen=True)
+class StanceJudgement:
+    retrieved: RetrievedStatement
+    stance: AuthorityStance
+    confidence: float
+
+
+@dataclass(frozen=True)
+class AuthorityVerdict:
+    stance: AuthorityStance
+    score: float  # signed mean: + supports, − refutes
+    voters: int  # judgements that were SUPPORTS or REFUTES
+
+
+def normalise_handle(handle: str) -> str:
+    return handle.strip().removeprefix("@").lower()
+
+
+def permalink(platform: str, account: str, post_id: str) -> str:
+    """The public URL of a post: X status links, Bluesky web links (from an at:// URI too)."""
+    handle = normalise_handle(account)
+    if platform == "bluesky":
+        rkey = post_id.rsplit("/", 1)[-1]
+        return f"https://bsky.app/profile/{handle}/post/{rkey}"
+    return f"https://x.com/{handle}/status/{post_id}"
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _minmax(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    if len(values) == 0:
+        return values
+    low, high = float(values.min()), float(values.max())
+    if high <= low:
+        return np.zeros_like(values)
+    return (values - low) / (high - low)
+
+
+def _ranks(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[np.argsort(-values, kind="stable")] = np.arange(1, len(values) + 1)
+    return ranks
+
+
+def fuse(
+    lexical: npt.NDArray[np.float64], dense: npt.NDArray[np.float64], cfg: AuthorityConfig
+) -> npt.NDArray[np.float64]:
+    """One score per candidate from its BM25 and cosine scores (see the module docstring)."""
+    if cfg.fusion == "rrf":
+        fused = 1.0 / (cfg.rrf_k + _ranks(dense))
+        has_words = lexical > 0
+        # A statement sharing no word with the claim has no lexical rank at all.
+        fused[has_words] += 1.0 / (cfg.rrf_k + _ranks(lexical)[has_words])
+        return fused
+    weight = cfg.dense_weight
+    return weight * _minmax(dense) + (1.0 - weight) * _minmax(lexical)
+
+
+def bm25_scores(
+    query: Sequence[str], documents: Sequence[Sequence[str]], cfg: AuthorityConfig
+) -> npt.NDArray[np.float64]:
+    """BM25 of every document for `query`; statistics come from `documents` alone, so a
+    timeline is scored as the collection it is."""
+    if not documents:
+        return np.zeros(0, dtype=np.float64)
+    if not query:
+        return np.zeros(len(documents), dtype=np.float64)
+    model = bm25s.BM25(k1=cfg.bm25_k1, b=cfg.bm25_b)
+    model.index([list(d) or [_EMPTY_DOC_TOKEN] for d in documents], show_progress=False)
+    return np.asarray(model.get_scores(list(query)), dtype=np.float64)
+
+
+class AuthorityIndex:
+    """Authority statements in one SQLite file, with their terms and embeddings.
+
+    Safe to use from several threads (one connection behind a lock). Use ":memory:" for a
+    throw-away index (the Task 5 evaluation builds one per rumor).
+    """
+
+    def __init__(
+        self, path: str | Path, embedder: Embedder, *, cfg: AuthorityConfig | None = None
+    ) -> None:
+        self._embedder = embedder
+        self._cfg = cfg or AuthorityConfig()
+        self._path = str(path)
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30.0)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            with self._conn:
+                self._conn.executescript(_SCHEMA)
+            self._check_meta()
+        except sqlite3.Error as exc:
+            raise AuthorityIndexError(f"cannot open authority index {self._path}: {exc}") from exc
+
+    def _check_meta(self) -> None:
+        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        dim = str(self._embedder.dim)
+        with self._conn:
+            if "schema" not in meta:
+                self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            elif meta["schema"] != SCHEMA_VERSION:
+                self._conn.close()
+                raise AuthorityIndexError(
+                    f"{self._path} has schema {meta['schema']}, expected {SCHEMA_VERSION}"
+                )
+            if "embedding_dim" not in meta:
+                self._conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (dim,))
+            elif meta["embedding_dim"] != dim:
+                self._conn.close()
+                raise AuthorityIndexError(
+                    f"{self._path} holds {meta['embedding_dim']}-dimensional embeddings; this "
+                    f"embedder makes {dim}-dimensional ones (rebuild the index)"
+                )
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def add_statements(self, statements: Iterable[Statement]) -> int:
+        """Store statements not stored yet (keyed by platform and post id); returns how many
+        were new. The scheduled timeline pull calls this with each page it fetches."""
+        batch: dict[tuple[str, str], Statement] = {}
+        for item in statements:
+            batch.setdefault((item.platform, item.post_id), item)
+        if not batch:
+            return 0
+        with self._lock:
+            known = {
+                (str(p), str(i))
+                for p, i in self._conn.execute("SELECT platform, post_id FROM statements")
+            }
+        fresh = [s for key, s in batch.items() if key not in known]
+        if not fresh:
+            return 0
+        vectors = self._embedder.encode([clean_text(s.text) or s.text for s in fresh])
+        rows = []
+        for item, vector in zip(fresh, vectors, strict=True):
+            created = _utc(item.created_at)
+            rows.append(
+                (
+                    item.platform,
+                    normalise_handle(item.account),
+                    item.post_id,
+                    item.text,
+                    created.isoformat(),
+                    created.timestamp(),
+                    item.url,
+                    " ".join(terms(item.text)),
+                    vector.astype("<f4").tobytes(),
+                )
+            )
+        try:
+            with self._lock, self._conn:
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO statements (platform, account, post_id, text,"
+                    " created_at, created_ts, url, terms, embedding)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+        except sqlite3.Error as exc:
+            raise AuthorityIndexError(f"cannot store statements in {self._path}: {exc}") from exc
+        return len(rows)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._conn.execute("SELECT count(*) FROM statements").fetchone()
+        return int(count)
+
+    def accounts(self) -> set[str]:
+        """Handles that have at least one stored statement."""
+        with self._lock:
+            rows = self._conn.execute("SELECT DISTINCT account FROM statements").fetchall()
+        return {str(r[0]) for r in rows}
+
+    def latest(self, platform: str, account: str) -> Statement | None:
+        """The newest stored statement of an account: the cursor for the next timeline pull."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT platform, account, post_id, text, created_at, url FROM statements"
+                " WHERE platform = ? AND account = ? ORDER BY created_ts DESC, id DESC LIMIT 1",
+                (platform, normalise_handle(account)),
+            ).fetchone()
+        return None if row is None else _statement(row)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> AuthorityIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def retrieve(
+        self,
+        claim: str,
+        accounts: Sequence[str] | None = None,
+        *,
+        before: datetime | None = None,
+        k: int | None = None,
+    ) -> list[RetrievedStatement]:
+        """The `k` statements (default `cfg.k`) of `accounts` (None: every account) published
+        strictly before `before` that best match `claim`, best first."""
+        limit = self._cfg.k if k is None else k
+        if limit <= 0 or (accounts is not None and not accounts):
+            return []
+        where: list[str] = []
+        params: list[object] = []
+        if accounts is not None:
+            handles = sorted({normalise_handle(a) for a in accounts})
+            where.append(f"account IN ({','.join('?' * len(handles))})")
+            params.extend(handles)
+        if before is not None:
+            where.append("created_ts < ?")
+            params.append(_utc(before).timestamp())
+        sql = (
+            "SELECT platform, account, post_id, text, created_at, url, terms, embedding"  # noqa: S608
+            " FROM statements"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + " ORDER BY created_ts DESC, id DESC"
+        )
+        try:
+            with self._lock:
+                rows = self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise AuthorityIndexError(f"cannot read {self._path}: {exc}") from exc
+        if not rows:
+            return []
+        dim = self._embedder.dim
+        matrix = np.frombuffer(b"".join(r[7] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        query_vector = self._embedder.encode([clean_text(claim) or claim])[0]
+        dense = np.clip(matrix.astype(np.float64) @ query_vector.astype(np.float64), -1.0, 1.0)
+        lexical = bm25_scores(terms(claim), [str(r[6]).split() for r in rows], self._cfg)
+        fused = fuse(lexical, dense, self._cfg)
+        order = np.argsort(-fused, kind="stable")[:limit]
+        return [
+            RetrievedStatement(
+                statement=_statement(rows[i][:6]),
+                score=round(float(fused[i]), 6),
+                lexical=round(float(lexical[i]), 6),
+                dense=round(float(dense[i]), 6),
+                rank=rank,
+            )
+            for rank, i in enumerate(order, start=1)
+        ]
+
+
+def _statement(row: Sequence[object]) -> Statement:
+    platform, account, post_id, text, created_at, url = row[:6]
+    return Statement(
+        platform=str(platform),
+        account=str(account),
+        post_id=str(post_id),
+        text=str(text),
+        created_at=datetime.fromisoformat(str(created_at)),
+        url=str(url),
+    )
+
+
+# --- which authorities -----------------------------------------------------------------------
+
+
+def _phrase_in(phrase: str, text: str) -> bool:
+    phrase = " ".join(phrase.split())
+    if not phrase:
+        return False
+    flags = re.IGNORECASE if len(phrase) >= _CASELESS_MIN else 0
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text, flags) is not None
+
+
+def mentioned_handles(text: str) -> set[str]:
+    return {normalise_handle(m.group(1)) for m in _MENTION_RE.finditer(text)}
+
+
+def relevant_accounts(
+    text: str, registry: Sequence[AuthorityAccount], known: Iterable[str] = ()
+) -> list[str] | None:
+    """Handles whose statements count as evidence for `text`; None means every account.
+
+    The person or body a claim is about is an authority on it: an account mentioned by
+    `@handle`, or a registry account whose display name appears, is always included (also an
+    account outside the registry whose statements are stored, `known`). Registry accounts whose
+    topic or region tags appear in the text are included too. When nothing in the registry
+    applies, every registry account is searched and retrieval decides; with no registry at
+    all, every stored account is.
+    """
+    stored = {normalise_handle(h) for h in known}
+    chosen: list[str] = []
+    mentioned = mentioned_handles(text)
+    for account in registry:
+        handle = normalise_handle(account.handle)
+        named = handle in mentioned or (account.name and _phrase_in(account.name, text))
+        tagged = any(_phrase_in(tag, text) for tag in (*account.topics, *account.regions))
+        if named or tagged:
+            chosen.append(handle)
+    chosen.extend(sorted(h for h in mentioned if h in stored and h not in chosen))
+    if chosen:
+        return list(dict.fromkeys(chosen))
+    if registry:
+        return list(dict.fromkeys(normalise_handle(a.handle) for a in registry))
+    return None
+
+
+# --- stance -----------------------------------------------------------------------------------
+
+STANCE_SYSTEM = f"""You judge what a statement posted by an authority account says about a claim.
+{DATA_RULE}
+The claim is inside a <post> block and the statement inside an <evidence> block.
+- "supports": the statement confirms the claim;
+- "refutes": the statement denies the claim, calls it false or a rumour, or states facts that
+  cannot be true together with it;
+- "not_enough_info": the statement does not settle the claim either way (another topic, or the
+  same topic without confirming or denying it).
+confidence is how certain you are of that stance, from 0 to 1.
+"""
+
+
+class AuthorityStanceAnswer(BaseModel):
+    """The schema the stance LLM answers with."""
+
+    stance: Literal["supports", "refutes", "not_enough_info"]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+def stance_user(claim: str, retrieved: RetrievedStatement) -> str:
+    item = retrieved.statement
+    return "\n\n".join(
+        [
+            quote_untrusted("post", claim),
+            quote_untrusted(
+                "evidence",
+                item.text,
+                account=f"@{item.account}",
+                platform=item.platform,
+                time=_utc(item.created_at).isoformat(),
+            ),
+            "What stance does the statement take towards the claim?",
+        ]
+    )
+
+
+def judge_stances(
+    claim: str,
+    retrieved: Sequence[RetrievedStatement],
+    llm: LLMClient,
+    ledger: CallLedger,
+) -> list[StanceJudgement]:
+    """One LLM judgement per statement (pairwise, as in CLEF's best verification system).
+    LLM failures raise (`LLMError`); they are never read as "not enough info"."""
+    judgements: list[StanceJudgement] = []
+    for item in retrieved:
+        answer = llm.structured(
+            "authority_stance",
+            system=STANCE_SYSTEM,
+            user=stance_user(claim, item),
+            schema=AuthorityStanceAnswer,
+            ledger=ledger,
+        )
+        judgements.append(
+            StanceJudgement(item, AuthorityStance(answer.stance), float(answer.confidence))
+        )
+    return judgements
+
+
+def aggregate(judgements: Sequence[StanceJudgement], threshold: float) -> AuthorityVerdict:
+    """CLEF's signed vote: the mean of +confidence (supports) and −confidence (refutes) over
+    those two stances only; |mean| ≥ threshold decides, otherwise not enough info."""
+    votes = [
+        j.confidence if j.stance is AuthorityStance.SUPPORTS else -j.confidence
+        for j in judgements
+        if j.stance is not AuthorityStance.NOT_ENOUGH_INFO
+    ]
+    if not votes:
+        return AuthorityVerdict(AuthorityStance.NOT_ENOUGH_INFO, 0.0, 0)
+    score = sum(votes) / len(votes)
+    if score >= threshold:
+        stance = AuthorityStance.SUPPORTS
+    elif score <= -threshold:
+        stance = AuthorityStance.REFUTES
+    else:
+        stance = AuthorityStance.NOT_ENOUGH_INFO
+    return AuthorityVerdict(stance, round(score, 6), len(votes))
+
+
+def to_evidence(judgement: StanceJudgement, *, round_number: int = 1) -> Evidence | None:
+    """An authority statement as evidence (its permalink, tier AUTHORITY); None for NEI."""
+    if judgement.stance is AuthorityStance.NOT_ENOUGH_INFO:
+        return None
+    item = judgement.retrieved.statement
+    return Evidence(
+        url=item.url,
+        title=f"@{item.account} on {item.platform}",
+        domain="bsky.app" if item.platform == "bluesky" else "x.com",
+        tier=Tier.AUTHORITY,
+        stance=Stance.SUPPORTS if judgement.stance is AuthorityStance.SUPPORTS else Stance.REFUTES,
+        confidence=max(0.0, min(1.0, judgement.confidence)),
+        quote=item.text,
+        relevance=max(0.0, min(1.0, judgement.retrieved.dense)),
+        published=_utc(item.created_at),
+        round=round_number,
+        source="authority",
+    )

@@ -1,0 +1,872 @@
+"""The Bluesky adapter against a real `atproto.Client` whose transport is an httpx MockTransport.
+
+The fake PDS answers XRPC endpoints by NSID with response bodies from tests/fixtures/bluesky,
+issues and checks its own tokens, counts logins and records every request.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from atproto import Client, Request, Session
+from typer.testing import CliRunner
+
+from adapters.base import (
+    Adapter,
+    PlatformError,
+    RateLimited,
+    ReplyForbidden,
+    Summons,
+    TargetStatus,
+)
+from adapters.bluesky import (
+    BlueskyAdapter,
+    BlueskyConfigError,
+    BlueskyCredentials,
+    ReplyTooLong,
+    link_label,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bluesky"
+PDS = "https://pds.test"
+BOT_DID = "did:plc:fnbot7x3k2m4q5r6s7t8u9v"
+BOT_HANDLE = "factnote.bsky.social"
+PASSWORD = "abcd-efgh-ijkl-mnop"
+RESET_EPOCH = 1772400000
+
+ALICE = "at://did:plc:alice2nd5p8q1r4s7t0u3v6w/app.bsky.feed.post/3lalicement3c"
+BOB_ROOT = "at://did:plc:bob4rkq2m7zv1c9w3x5y8t6a/app.bsky.feed.post/3lbobroot2aa1"
+BOB_REPLY = "at://did:plc:bob4rkq2m7zv1c9w3x5y8t6a/app.bsky.feed.post/3lbobreply2b2"
+CAROL = "at://did:plc:carol6hj9k2l5m8n1p4q7r0s/app.bsky.feed.post/3lcarolquot5e"
+DAN_CLAIM = "at://did:plc:dan3wx6yz9ab2cd5ef8gh1ij/app.bsky.feed.post/3ldanclaim4d4"
+DAVE = "at://did:plc:dave8mn1op4qr7st0uv3wx6y/app.bsky.feed.post/3ldavereply7g"
+ERIN = "at://did:plc:erin5ab8cd1ef4gh7ij0kl3m/app.bsky.feed.post/3lerinmenti9i"
+FRANK = "at://did:plc:frank9no2pq5rs8tu1vw4xy7/app.bsky.feed.post/3lfrankment1k"
+GINA = "at://did:plc:gina4yz7ab0cd3ef6gh9ij2k/app.bsky.feed.post/3lginachart2l"
+HEALTH = "health.example.gov"
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return data
+
+
+def _b64(data: dict[str, Any]) -> str:
+    raw = json.dumps(data, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def make_jwt(sub: str, *, expires_in: int, scope: str, serial: int) -> str:
+    now = int(time.time())
+    header = {"typ": "at+jwt", "alg": "ES256K"}
+    payload = {"scope": scope, "sub": sub, "aud": "did:web:pds.test", "iat": now}
+    payload |= {"exp": now + expires_in, "jti": f"t{serial}"}
+    return f"{_b64(header)}.{_b64(payload)}.c2lnbmF0dXJl"
+
+
+@dataclass
+class Call:
+    nsid: str
+    method: str
+    params: httpx.QueryParams
+    body: dict[str, Any] | None
+    auth: str | None
+    at: datetime
+
+
+@dataclass
+class FakePDS:
+    """An XRPC server in-process: tokens, notifications, threads, feeds, a profile record."""
+
+    calls: list[Call] = field(default_factory=list)
+    access: set[str] = field(default_factory=set)
+    refresh: set[str] = field(default_factory=set)
+    serial: int = 0
+    failures: dict[str, list[httpx.Response | Exception]] = field(default_factory=dict)
+    profile: dict[str, Any] = field(default_factory=lambda: load("profile_record.json"))
+    threads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    replies: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for path in sorted(FIXTURES.glob("thread_*.json")):
+            body = load(path.name)
+            table = self.replies if path.name.endswith("_with_replies.json") else self.threads
+            table[body["thread"]["post"]["uri"]] = body
+
+    # -- helpers for tests
+    def issue(self, *, access_ttl: int = 7200) -> tuple[str, str]:
+        self.serial += 1
+        access = make_jwt(
+            BOT_DID, expires_in=access_ttl, scope="com.atproto.appPass", serial=self.serial
+        )
+        refresh = make_jwt(
+            BOT_DID, expires_in=86400 * 60, scope="com.atproto.refresh", serial=self.serial
+        )
+        self.access.add(access)
+        self.refresh.add(refresh)
+        return access, refresh
+
+    def session_string(self, *, access_ttl: int = 7200) -> str:
+        access, refresh = self.issue(access_ttl=access_ttl)
+        return Session(BOT_HANDLE, BOT_DID, access, refresh, f"{PDS}/xrpc").encode()
+
+    def revoke_all(self) -> None:
+        self.access.clear()
+        self.refresh.clear()
+
+    def fail(self, nsid: str, *responses: httpx.Response | Exception) -> None:
+        self.failures.setdefault(nsid, []).extend(responses)
+
+    def named(self, nsid: str) -> list[Call]:
+        return [c for c in self.calls if c.nsid == nsid]
+
+    def client(self) -> Client:
+        return Client(base_url=PDS, request=Request(transport=httpx.MockTransport(self.handle)))
+
+    # -- the server
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        nsid = request.url.path.removeprefix("/xrpc/")
+        body = json.loads(request.content) if request.content else None
+        auth = request.headers.get("authorization")
+        self.calls.append(
+            Call(nsid, request.method, request.url.params, body, auth, datetime.now(UTC))
+        )
+        pending = self.failures.get(nsid)
+        if pending:
+            failure = pending.pop(0)
+            if isinstance(failure, Exception):
+                raise failure
+            return failure
+        if nsid == "com.atproto.server.createSession":
+            return self._create_session(body or {})
+        if nsid == "com.atproto.server.refreshSession":
+            return self._refresh_session(auth)
+        if auth is None or auth.removeprefix("Bearer ") not in self.access:
+            return self._error(400, "ExpiredToken", "Token has expired")
+        route: Callable[[httpx.Request, dict[str, Any] | None], httpx.Response] = getattr(
+            self, "_" + nsid.rsplit(".", 1)[-1], self._unknown
+        )
+        return route(request, body)
+
+    def _json(self, status: int, body: dict[str, Any]) -> httpx.Response:
+        remaining = max(0, 3000 - len(self.calls))
+        headers = {
+            "ratelimit-limit": "3000",
+            "ratelimit-remaining": str(remaining),
+            "ratelimit-reset": str(RESET_EPOCH),
+            "ratelimit-policy": "3000;w=300",
+        }
+        return httpx.Response(status, json=body, headers=headers)
+
+    def _error(self, status: int, error: str, message: str) -> httpx.Response:
+        return self._json(status, {"error": error, "message": message})
+
+    def _unknown(self, request: httpx.Request, body: Any) -> httpx.Response:
+        return self._error(501, "MethodNotImplemented", f"no route for {request.url.path}")
+
+    def _create_session(self, body: dict[str, Any]) -> httpx.Response:
+        if body.get("identifier") != BOT_HANDLE or body.get("password") != PASSWORD:
+            return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
+        access, refresh = self.issue()
+        return self._json(
+            200, load("create_session.json") | {"accessJwt": access, "refreshJwt": refresh}
+        )
+
+    def _refresh_session(self, auth: str | None) -> httpx.Response:
+        token = (auth or "").removeprefix("Bearer ")
+        if token not in self.refresh:
+            return self._error(400, "ExpiredToken", "Token has expired")
+        self.refresh.discard(token)
+        access, refresh = self.issue()
+        return self._json(
+            200, {"accessJwt": access, "refreshJwt": refresh, "handle": BOT_HANDLE, "did": BOT_DID}
+        )
+
+    def _listNotifications(self, request: httpx.Request, body: Any) -> httpx.Response:
+        cursor = request.url.params.get("cursor")
+        if cursor is None:
+            return self._json(200, load("notifications_page1.json"))
+        if cursor == load("notifications_page1.json")["cursor"]:
+            return self._json(200, load("notifications_page2.json"))
+        return self._json(200, {"notifications": []})
+
+    def _updateSeen(self, request: httpx.Request, body: Any) -> httpx.Response:
+        return httpx.Response(200)
+
+    def _getPostThread(self, request: httpx.Request, body: Any) -> httpx.Response:
+        uri = request.url.params["uri"]
+        table = self.replies if request.url.params.get("depth") == "1" else self.threads
+        if uri in table:
+            return self._json(200, table[uri])
+        return self._error(400, "NotFound", f"Post not found: {uri}")
+
+    def _getPosts(self, request: httpx.Request, body: Any) -> httpx.Response:
+        views = {}
+        for thread in self.threads.values():
+            node: dict[str, Any] | None = thread["thread"]
+            while node is not None and "post" in node:
+                views[node["post"]["uri"]] = node["post"]
+                node = node.get("parent")
+        wanted = request.url.params.get_list("uris")
+        return self._json(200, {"posts": [views[u] for u in wanted if u in views]})
+
+    def _createRecord(self, request: httpx.Request, body: Any) -> httpx.Response:
+        return self._json(200, load("create_record.json"))
+
+    def _getAuthorFeed(self, request: httpx.Request, body: Any) -> httpx.Response:
+        actor = request.url.params["actor"]
+        if actor == BOT_DID:
+            return self._json(200, load("author_feed_bot.json"))
+        if actor == HEALTH:
+            page1 = load("author_feed_health_page1.json")
+            if request.url.params.get("cursor") == page1["cursor"]:
+                return self._json(200, load("author_feed_health_page2.json"))
+            return self._json(200, page1)
+        return self._error(400, "InvalidRequest", "Profile not found")
+
+    def _getRecord(self, request: httpx.Request, body: Any) -> httpx.Response:
+        return self._json(200, self.profile)
+
+    def _putRecord(self, request: httpx.Request, body: Any) -> httpx.Response:
+        assert body is not None
+        if body.get("swapRecord") != self.profile["cid"]:
+            return self._error(400, "InvalidSwap", "Record was at a different cid")
+        new_cid = f"bafyreiprofile{len(self.calls)}"
+        self.profile = {"uri": self.profile["uri"], "cid": new_cid, "value": body["record"]}
+        return self._json(200, {"uri": self.profile["uri"], "cid": new_cid})
+
+
+@pytest.fixture
+def pds() -> FakePDS:
+    return FakePDS()
+
+
+@pytest.fixture
+def creds() -> BlueskyCredentials:
+    return BlueskyCredentials(handle=BOT_HANDLE, app_password=PASSWORD, pds=PDS)
+
+
+@pytest.fixture
+def make_adapter(
+    pds: FakePDS, creds: BlueskyCredentials, tmp_path: Path
+) -> Callable[..., BlueskyAdapter]:
+    def build(**kwargs: Any) -> BlueskyAdapter:
+        kwargs.setdefault("session_path", tmp_path / "state" / "bluesky.session")
+        return BlueskyAdapter(creds, client=pds.client(), **kwargs)
+
+    return build
+
+
+@pytest.fixture
+def adapter(make_adapter: Callable[..., BlueskyAdapter]) -> BlueskyAdapter:
+    return make_adapter()
+
+
+def fetch_all(adapter: BlueskyAdapter) -> dict[str, Summons]:
+    result = adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+    return {s.id: s for s in result.summons}
+
+
+# ------------------------------------------------------------------ credentials
+
+
+def test_credentials_come_from_env_and_hide_the_password() -> None:
+    creds = BlueskyCredentials.from_env(
+        {"FACTNOTE_BLUESKY_HANDLE": "@bot.example", "FACTNOTE_BLUESKY_APP_PASSWORD": PASSWORD}
+    )
+    assert (creds.handle, creds.pds) == ("bot.example", "https://bsky.social")
+    assert PASSWORD not in repr(creds)
+    with pytest.raises(BlueskyConfigError, match="FACTNOTE_BLUESKY_APP_PASSWORD"):
+        BlueskyCredentials.from_env({"FACTNOTE_BLUESKY_HANDLE": "bot.example"})
+
+
+def test_adapter_satisfies_the_adapter_protocol(adapter: BlueskyAdapter) -> None:
+    assert isinstance(adapter, Adapter)
+    assert adapter.name == "bluesky"
+
+
+# ------------------------------------------------------------------ notifications and cursor
+
+
+def test_fetch_pages_back_to_the_cursor_and_returns_new_summons_oldest_first(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    result = adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+
+    listed = pds.named("app.bsky.notification.listNotifications")
+    assert len(listed) == 2
+    assert listed[0].params.get("cursor") is None
+    assert listed[1].params["cursor"] == "2026-03-01T10:02:59.100Z"
+    assert listed[0].params.get_list("reasons") == ["mention", "reply", "quote"]
+    assert listed[0].params["limit"] == "100"
+    assert [s.id for s in result.summons] == [GINA, FRANK, ERIN, ALICE, DAVE, CAROL]
+    assert result.cursor == "2026-03-01T10:05:00.000Z"
+
+
+def test_fetch_stops_at_the_first_page_when_the_cursor_is_on_it(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    result = adapter.fetch_summons("2026-03-01T10:02:59.100Z")
+
+    assert len(pds.named("app.bsky.notification.listNotifications")) == 1
+    assert [s.id for s in result.summons] == [DAVE, CAROL]
+    assert result.cursor == "2026-03-01T10:05:00.000Z"
+
+
+def test_fetch_with_nothing_new_keeps_the_cursor_and_marks_nothing_seen(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    result = adapter.fetch_summons("2026-03-01T10:05:00.000Z")
+
+    assert result.summons == []
+    assert result.cursor is None
+    assert pds.named("app.bsky.notification.updateSeen") == []
+
+
+def test_first_fetch_without_cursor_reads_one_page_only(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    result = adapter.fetch_summons(None)
+
+    assert len(pds.named("app.bsky.notification.listNotifications")) == 1
+    assert [s.id for s in result.summons] == [ALICE, DAVE, CAROL]
+
+
+def test_update_seen_uses_a_time_taken_before_listing(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+
+    (seen,) = pds.named("app.bsky.notification.updateSeen")
+    first_list = pds.named("app.bsky.notification.listNotifications")[0]
+    assert seen.body is not None
+    assert datetime.fromisoformat(seen.body["seenAt"]) <= first_list.at
+
+
+def test_an_unparseable_cursor_is_refused(adapter: BlueskyAdapter) -> None:
+    with pytest.raises(ValueError, match="not a Bluesky cursor"):
+        adapter.fetch_summons("3lpage-token")
+
+
+# ------------------------------------------------------------------ summons and targets
+
+
+def test_mention_deep_in_a_thread_targets_its_parent_and_keeps_reply_refs(
+    adapter: BlueskyAdapter,
+) -> None:
+    alice = fetch_all(adapter)[ALICE]
+
+    assert alice.author == "alice.bsky.social"
+    assert alice.author_id == "did:plc:alice2nd5p8q1r4s7t0u3v6w"
+    assert alice.text == "@factnote.bsky.social is this true?"
+    assert alice.url == "https://bsky.app/profile/alice.bsky.social/post/3lalicement3c"
+    assert alice.parent_id == BOB_REPLY
+    assert alice.quoted_id is None
+    assert alice.reply_context["root_uri"] == BOB_ROOT
+    assert alice.reply_context["parent_uri"] == ALICE
+    assert alice.reply_context["lang"] == "fr"
+    assert alice.target_status is TargetStatus.OK
+    assert alice.target is not None
+    assert alice.target.id == BOB_REPLY
+    assert alice.target.author == "bob.bsky.social"
+    assert alice.target.links == ["https://blog.example.net/recall-proof"]
+    assert [(m.url, m.alt_text) for m in alice.target.media] == [
+        (
+            "https://cdn.bsky.app/img/feed_fullsize/plain/"
+            "did:plc:bob4rkq2m7zv1c9w3x5y8t6a/bafkreivialimage@jpeg",
+            "A vial with black specks",
+        )
+    ]
+    assert alice.reply_allowed and not alice.replies_to_bot and not alice.author_is_bot
+    assert alice.created_at == datetime(2026, 3, 1, 10, 2, 58, tzinfo=UTC)
+
+
+def test_quote_mention_targets_the_quoted_post(adapter: BlueskyAdapter) -> None:
+    carol = fetch_all(adapter)[CAROL]
+
+    assert carol.quoted_id == DAN_CLAIM
+    assert carol.parent_id is None
+    assert carol.target_status is TargetStatus.OK
+    assert carol.target is not None
+    assert carol.target.id == DAN_CLAIM
+    assert carol.target.author == "dan.bsky.social"
+    assert carol.target.text.startswith("Drinking hot water cures the flu.")
+    assert carol.target.links == ["https://wellness.example.com/hot-water"]
+    # A top-level post: our reply's root and parent are both the summons.
+    assert carol.reply_context["root_uri"] == carol.reply_context["parent_uri"] == CAROL
+
+
+def test_deleted_parent_is_missing_and_blocked_parent_is_blocked(adapter: BlueskyAdapter) -> None:
+    summons = fetch_all(adapter)
+
+    assert summons[ERIN].target_status is TargetStatus.MISSING
+    assert summons[ERIN].target is None
+    assert summons[FRANK].target_status is TargetStatus.BLOCKED
+    assert summons[FRANK].target is None
+
+
+def test_reply_disabled_thread_forbids_our_reply_without_posting(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    gina = fetch_all(adapter)[GINA]
+
+    assert gina.reply_allowed is False
+    assert gina.target_status is TargetStatus.SELF
+    assert gina.target is not None
+    assert gina.target.media[0].url.endswith("/bafkreichart@png")
+    assert gina.target.media[0].alt_text is None
+    with pytest.raises(ReplyForbidden):
+        adapter.post_reply(gina, "Ce graphique est faux.")
+    assert pds.named("com.atproto.repo.createRecord") == []
+
+
+def test_reply_to_our_own_post_by_a_labelled_bot_is_flagged(adapter: BlueskyAdapter) -> None:
+    dave = fetch_all(adapter)[DAVE]
+
+    assert dave.replies_to_bot is True
+    assert dave.author_is_bot is True
+    assert dave.target is not None and dave.target.author == BOT_HANDLE
+
+
+def test_known_bots_are_flagged_by_handle(make_adapter: Callable[..., BlueskyAdapter]) -> None:
+    adapter = make_adapter(known_bots=["@Carol.example.com"])
+
+    summons = fetch_all(adapter)
+
+    assert summons[CAROL].author_is_bot is True
+    assert summons[ALICE].author_is_bot is False
+
+
+def test_deleted_summons_is_kept_but_cannot_be_answered(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    del pds.threads[ALICE]
+
+    alice = fetch_all(adapter)[ALICE]
+
+    assert alice.reply_allowed is False
+    assert alice.target_status is TargetStatus.UNAVAILABLE
+    assert "deleted" in alice.target_reason
+
+
+def test_server_error_while_resolving_fails_the_fetch(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    pds.fail("app.bsky.feed.getPostThread", pds._error(503, "InternalServerError", "down"))
+
+    with pytest.raises(PlatformError) as info:
+        adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+
+    assert info.value.retryable is True
+    assert pds.named("app.bsky.notification.updateSeen") == []
+
+
+# ------------------------------------------------------------------ session
+
+
+def test_without_a_stored_session_logs_in_once_and_stores_it_privately(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS, tmp_path: Path
+) -> None:
+    adapter = make_adapter()
+    adapter.fetch_summons("2026-03-01T10:02:59.100Z")
+    adapter.recent_posts(HEALTH, limit=2)
+
+    assert len(pds.named("com.atproto.server.createSession")) == 1
+    path = tmp_path / "state" / "bluesky.session"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    stored = Session.decode(path.read_text())
+    assert (stored.did, stored.handle) == (BOT_DID, BOT_HANDLE)
+    assert stored.access_jwt in pds.access
+    assert PASSWORD not in path.read_text()
+    assert list(path.parent.glob("*.tmp")) == []
+
+
+def test_a_working_stored_session_is_reused_without_login(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS, tmp_path: Path
+) -> None:
+    path = tmp_path / "state" / "bluesky.session"
+    path.parent.mkdir()
+    path.write_text(pds.session_string())
+    stored = Session.decode(path.read_text())
+
+    make_adapter().fetch_summons("2026-03-01T10:02:59.100Z")
+
+    assert pds.named("com.atproto.server.createSession") == []
+    listed = pds.named("app.bsky.notification.listNotifications")[0]
+    assert listed.auth == f"Bearer {stored.access_jwt}"
+
+
+def test_an_expiring_stored_session_is_refreshed_not_recreated(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS, tmp_path: Path
+) -> None:
+    path = tmp_path / "state" / "bluesky.session"
+    path.parent.mkdir()
+    old = pds.session_string(access_ttl=60)  # inside the client's 15-minute refresh window
+    path.write_text(old)
+
+    make_adapter().recent_posts(HEALTH, limit=1)
+
+    assert pds.named("com.atproto.server.createSession") == []
+    assert len(pds.named("com.atproto.server.refreshSession")) == 1
+    assert path.read_text() != old
+    assert Session.decode(path.read_text()).access_jwt in pds.access
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_a_stored_session_of_another_account_or_garbage_is_not_used(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS, tmp_path: Path
+) -> None:
+    path = tmp_path / "state" / "bluesky.session"
+    path.parent.mkdir()
+    path.write_text("not a session")
+    make_adapter().recent_posts(HEALTH, limit=1)
+    foreign = Session("someone.else", "did:plc:other", *pds.issue(), f"{PDS}/xrpc").encode()
+    path.write_text(foreign)
+    make_adapter().recent_posts(HEALTH, limit=1)
+
+    assert len(pds.named("com.atproto.server.createSession")) == 2
+
+
+def test_a_rejected_session_is_replaced_by_one_password_login(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    adapter.recent_posts(HEALTH, limit=1)
+    pds.revoke_all()
+
+    posts = adapter.recent_posts(HEALTH, limit=1)
+
+    assert len(posts) == 1
+    assert len(pds.named("com.atproto.server.createSession")) == 2
+    assert adapter.relogins == 1
+
+
+def test_a_wrong_password_is_a_non_retryable_error(pds: FakePDS, tmp_path: Path) -> None:
+    creds = BlueskyCredentials(handle=BOT_HANDLE, app_password="wrong", pds=PDS)
+    adapter = BlueskyAdapter(creds, session_path=tmp_path / "s", client=pds.client())
+
+    with pytest.raises(PlatformError) as info:
+        adapter.recent_posts(HEALTH)
+
+    assert info.value.retryable is False
+    assert info.value.status == 401
+    assert not (tmp_path / "s").exists()
+
+
+# ------------------------------------------------------------------ replies
+
+
+def test_reply_deep_in_a_thread_uses_thread_root_and_the_mention_as_parent(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    alice = fetch_all(adapter)[ALICE]
+    thread = load("thread_alice_deep_reply.json")["thread"]
+
+    receipt = adapter.post_reply(alice, "Aucun rappel n'a été annoncé.")
+
+    (created,) = pds.named("com.atproto.repo.createRecord")
+    assert created.body is not None
+    assert created.body["repo"] == BOT_DID
+    assert created.body["collection"] == "app.bsky.feed.post"
+    record = created.body["record"]
+    root, parent = record["reply"]["root"], record["reply"]["parent"]
+    assert (root["uri"], root["cid"]) == (BOB_ROOT, thread["parent"]["parent"]["post"]["cid"])
+    assert (parent["uri"], parent["cid"]) == (ALICE, thread["post"]["cid"])
+    assert record["langs"] == ["fr"]
+    assert record["text"] == "Aucun rappel n'a été annoncé."
+    assert receipt.reply_id == load("create_record.json")["uri"]
+    assert receipt.url == "https://bsky.app/profile/factnote.bsky.social/post/3lnewreply8v8"
+
+
+def test_reply_without_stored_refs_reads_them_from_the_summons_post(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    alice = fetch_all(adapter)[ALICE].model_copy(update={"reply_context": {}})
+
+    adapter.post_reply(alice, "Non.")
+
+    (created,) = pds.named("com.atproto.repo.createRecord")
+    assert created.body is not None
+    assert created.body["record"]["reply"]["root"]["uri"] == BOB_ROOT
+    assert created.body["record"]["reply"]["parent"]["uri"] == ALICE
+
+
+def test_link_facets_have_exact_byte_offsets_after_non_ascii_text(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    url = "https://www.who.int/news/item/14-03-2026-hot-water-and-influenza"
+    text = f"Résumé 🇫🇷👍🏽 中文說明: faux. Source {url}. Fin"
+
+    adapter.post_reply(carol, text)
+
+    body = pds.named("com.atproto.repo.createRecord")[0].body
+    assert body is not None
+    record = body["record"]
+    (facet,) = record["facets"]
+    label = "who.int/news/item/14-03…"
+    prefix = "Résumé 🇫🇷👍🏽 中文說明: faux. Source "
+    assert link_label(url) == label
+    assert record["text"] == f"{prefix}{label}. Fin"
+    index = facet["index"]
+    assert index["byteStart"] == len(prefix.encode())
+    assert index["byteEnd"] == len(prefix.encode()) + len(label.encode())
+    raw = record["text"].encode()
+    assert raw[facet["index"]["byteStart"] : facet["index"]["byteEnd"]].decode() == label
+    assert [(f["$type"], f["uri"]) for f in facet["features"]] == [
+        ("app.bsky.richtext.facet#link", url)
+    ]
+
+
+def test_short_links_keep_their_whole_text_as_label() -> None:
+    assert link_label("https://who.int/") == "who.int"
+    assert link_label("https://www.cdc.gov/flu") == "cdc.gov/flu"
+
+
+def test_reply_over_300_graphemes_is_refused_before_posting(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+
+    with pytest.raises(ReplyTooLong):
+        adapter.post_reply(carol, "👍🏽" * 301)
+    # 300 emoji clusters fit although they are far more than 300 code points.
+    adapter.post_reply(carol, "👍🏽" * 300)
+    assert len(pds.named("com.atproto.repo.createRecord")) == 1
+
+
+def test_rate_limited_reply_raises_with_the_reset_time_and_never_sleeps(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    pds.fail(
+        "com.atproto.repo.createRecord",
+        httpx.Response(
+            429,
+            json={"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
+            headers={
+                "ratelimit-limit": "5000",
+                "ratelimit-remaining": "0",
+                "ratelimit-reset": str(RESET_EPOCH),
+            },
+        ),
+    )
+
+    started = time.monotonic()
+    with pytest.raises(RateLimited) as info:
+        adapter.post_reply(carol, "Non.")
+
+    assert time.monotonic() - started < 1.0
+    assert info.value.reset_at == datetime.fromtimestamp(RESET_EPOCH, tz=UTC)
+    assert info.value.retryable is True
+
+
+@pytest.mark.parametrize(
+    ("failure", "retryable", "status"),
+    [
+        (httpx.Response(500, json={"error": "InternalServerError", "message": "boom"}), True, 500),
+        (httpx.Response(502, text="bad gateway"), True, None),
+        (httpx.ConnectError("connection refused"), True, None),
+        (
+            httpx.Response(400, json={"error": "InvalidRequest", "message": "bad record"}),
+            False,
+            400,
+        ),
+    ],
+)
+def test_reply_failures_map_to_typed_errors(
+    adapter: BlueskyAdapter,
+    pds: FakePDS,
+    failure: httpx.Response | Exception,
+    retryable: bool,
+    status: int | None,
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    pds.fail("com.atproto.repo.createRecord", failure)
+
+    with pytest.raises(PlatformError) as info:
+        adapter.post_reply(carol, "Non.")
+
+    assert not isinstance(info.value, ReplyForbidden)
+    assert info.value.retryable is retryable
+    if status is not None:
+        assert info.value.status == status
+
+
+def test_reply_refused_by_a_thread_gate_is_reply_forbidden(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    pds.fail(
+        "com.atproto.repo.createRecord",
+        httpx.Response(
+            400, json={"error": "InvalidRequest", "message": "Reply not allowed by threadgate"}
+        ),
+    )
+
+    with pytest.raises(ReplyForbidden):
+        adapter.post_reply(carol, "Non.")
+
+
+# ------------------------------------------------------------------ find_reply, timelines, budgets
+
+
+def test_find_reply_finds_ours_among_the_replies(adapter: BlueskyAdapter, pds: FakePDS) -> None:
+    alice = fetch_all(adapter)[ALICE]
+
+    receipt = adapter.find_reply(alice)
+
+    assert receipt is not None
+    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/3lourreply4n4"
+    assert receipt.posted_at == datetime(2026, 3, 1, 10, 6, tzinfo=UTC)
+    assert any(
+        c.params["uri"] == ALICE and c.params["depth"] == "1"
+        for c in pds.named("app.bsky.feed.getPostThread")
+    )
+    # Found in the thread: our own feed was not needed.
+    assert pds.named("app.bsky.feed.getAuthorFeed") == []
+
+
+def test_find_reply_returns_none_when_we_never_replied(adapter: BlueskyAdapter) -> None:
+    carol = fetch_all(adapter)[CAROL]
+
+    assert adapter.find_reply(carol) is None
+
+
+def test_find_reply_falls_back_to_our_own_feed(adapter: BlueskyAdapter) -> None:
+    erin = fetch_all(adapter)[ERIN]
+
+    receipt = adapter.find_reply(erin)
+
+    assert receipt is not None
+    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/3lerinanswe7q"
+
+
+def test_recent_posts_skips_reposts_pages_and_stops_at_since(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    recent = adapter.recent_posts(HEALTH, limit=10, since=datetime(2026, 2, 15, tzinfo=UTC))
+    every = adapter.recent_posts(HEALTH, limit=10)
+    one = adapter.recent_posts(HEALTH, limit=1)
+
+    assert [p.text for p in recent] == [
+        "Flu season update: vaccination remains the best protection.",
+        "No recall of any vaccine batch has been issued.",
+    ]
+    assert [p.id.rsplit("/", 1)[-1] for p in every] == [
+        "3lhealtha1r",
+        "3lhealthb2s",
+        "3lhealthc3t",
+        "3lhealthd4u",
+    ]
+    assert len(one) == 1
+    feed_calls = pds.named("app.bsky.feed.getAuthorFeed")
+    assert {c.params["filter"] for c in feed_calls} == {"posts_no_replies"}
+    assert all(p.author == HEALTH for p in every)
+
+
+def test_budgets_report_the_last_rate_limit_headers(adapter: BlueskyAdapter) -> None:
+    assert adapter.budgets() == []
+
+    adapter.recent_posts(HEALTH, limit=1)
+
+    budgets = {b.endpoint: b for b in adapter.budgets()}
+    feed = budgets["app.bsky.feed.getAuthorFeed"]
+    assert feed.limit == 3000
+    assert feed.remaining is not None and feed.remaining < 3000
+    assert feed.reset_at == datetime.fromtimestamp(RESET_EPOCH, tz=UTC)
+
+
+# ------------------------------------------------------------------ setup bluesky
+
+
+def test_bot_label_is_added_keeping_the_profile_and_is_idempotent(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    original = load("profile_record.json")
+
+    first = adapter.ensure_bot_label()
+    second = adapter.ensure_bot_label()
+
+    assert first.changed is True and second.changed is False
+    (put,) = pds.named("com.atproto.repo.putRecord")
+    assert put.body is not None
+    assert put.body["swapRecord"] == original["cid"]
+    assert (put.body["repo"], put.body["collection"], put.body["rkey"]) == (
+        BOT_DID,
+        "app.bsky.actor.profile",
+        "self",
+    )
+    record = put.body["record"]
+    for key in ("displayName", "description", "avatar", "createdAt"):
+        assert record[key] == original["value"][key]
+    assert record["labels"]["$type"] == "com.atproto.label.defs#selfLabels"
+    assert [v["val"] for v in record["labels"]["values"]] == ["!no-unauthenticated", "bot"]
+    assert second.labels == ["!no-unauthenticated", "bot"]
+
+
+def test_setup_bluesky_command_labels_the_account(
+    pds: FakePDS, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import adapters.bluesky as bluesky_module
+    from bot.commands import setup
+
+    transport = httpx.MockTransport(pds.handle)
+    monkeypatch.setattr(bluesky_module, "Request", lambda **kw: Request(transport=transport, **kw))
+    env = {
+        "FACTNOTE_BLUESKY_HANDLE": BOT_HANDLE,
+        "FACTNOTE_BLUESKY_APP_PASSWORD": PASSWORD,
+        "FACTNOTE_BLUESKY_PDS": PDS,
+    }
+    args = ["bluesky", "--session-path", str(tmp_path / "bsky.session")]
+    runner = CliRunner()
+
+    first = runner.invoke(setup.app, [*args, "--json"], env=env)
+    second = runner.invoke(setup.app, args, env=env)
+
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.output) == {
+        "did": BOT_DID,
+        "handle": BOT_HANDLE,
+        "changed": True,
+        "labels": ["!no-unauthenticated", "bot"],
+    }
+    assert second.exit_code == 0, second.output
+    assert "already labelled" in second.output
+    assert len(pds.named("com.atproto.repo.putRecord")) == 1
+    # The second run reused the session the first one stored.
+    assert len(pds.named("com.atproto.server.createSession")) == 1
+    assert pds.profile["value"]["displayName"] == "FactNote (bot)"
+
+
+def test_setup_bluesky_without_credentials_exits_with_a_message(tmp_path: Path) -> None:
+    from bot.commands import setup
+
+    result = CliRunner().invoke(
+        setup.app,
+        ["bluesky", "--session-path", str(tmp_path / "s")],
+        env={"FACTNOTE_BLUESKY_HANDLE": "", "FACTNOTE_BLUESKY_APP_PASSWORD": ""},
+    )
+
+    assert result.exit_code == 2
+    assert "FACTNOTE_BLUESKY_HANDLE" in result.output
+
+
+def test_recent_posts_since_naive_datetime_is_read_as_utc(adapter: BlueskyAdapter) -> None:
+    naive = datetime(2026, 2, 15)
+    aware = naive.replace(tzinfo=UTC)
+
+    posts = adapter.recent_posts(HEALTH, since=naive)
+
+    assert [p.id.rsplit("/", 1)[-1] for p in posts] == ["3lhealtha1r", "3lhealthb2s"]
+    assert all(p.created_at >= aware for p in posts)

@@ -1,0 +1,226 @@
+"""`factnote` as a real process: the demo, a clean shutdown on SIGTERM, and a crash test that
+SIGKILLs the bot at random moments while it works through a 200-post inbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from adapters.local import LocalAdapter
+from tests.fakes.openai_server import FakeLLM, Reply
+from tests.support import TIERS, build_index, cite_first_two, quotes_from_page
+
+REPO = Path(__file__).resolve().parents[2]
+FACTNOTE = [sys.executable, "-m", "bot.cli"]
+TERMINAL = {"posted", "dry_run", "abstained", "skipped", "failed", "needs_llm", "rejected"}
+
+
+def write_config(tmp: Path, **extra: Any) -> Path:
+    overrides = "\n".join(f'"{domain}" = "{tier}"' for domain, tier in TIERS.items())
+    runtime = "\n".join(f"{k} = {json.dumps(v)}" for k, v in extra.items())
+    config = tmp / "factnote.toml"
+    config.write_text(
+        f"""
+database_url = "sqlite:///{tmp / "factnote.db"}"
+index_path = "{tmp / "index.sqlite"}"
+
+[local]
+inbox = "{tmp / "inbox"}"
+outbox = "{tmp / "outbox.jsonl"}"
+
+[runtime]
+per_user_hourly = 1000
+global_hourly = 10000
+retry_backoff_s = 0
+{runtime}
+
+[credibility.overrides]
+{overrides}
+""",
+        encoding="utf-8",
+    )
+    return config
+
+
+def env_for(fake: FakeLLM | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FACTNOTE_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(REPO)
+    env["HF_HUB_OFFLINE"] = "1"
+    if fake is not None:
+        env["FACTNOTE_LLM_BASE_URL"] = fake.base_url
+        env["FACTNOTE_LLM_MODEL"] = "fake-model"
+    return env
+
+
+def make_inbox(tmp: Path, count: int) -> list[str]:
+    inbox = tmp / "inbox"
+    inbox.mkdir()
+    ids = []
+    for i in range(count):
+        sid = f"{1000 + i}"
+        claim = (
+            "In my opinion lemon tea is nicer than coffee, number " + str(i)
+            if i % 10 == 0
+            else f"Drinking hot lemon water every hour kills the flu virus, claim {i}."
+        )
+        item = {
+            "id": sid,
+            "author": f"asker_{i}_demo",
+            "text": "@factnote is this true?",
+            "created_at": "2026-11-29T09:00:00Z",
+            "parent": {
+                "id": f"p{sid}",
+                "author": "claimer_demo",
+                "text": claim,
+                "created_at": "2026-11-29T08:00:00Z",
+            },
+            "quoted": None,
+            "images": [],
+        }
+        (inbox / f"{sid}.json").write_text(json.dumps(item), encoding="utf-8")
+        ids.append(sid)
+    return ids
+
+
+def script(fake: FakeLLM) -> None:
+    def analysis(body: dict[str, Any]) -> Reply:
+        opinion = any("In my opinion" in str(m["content"]) for m in body["messages"])
+        return Reply.json(
+            {
+                "checkable": not opinion,
+                "reason": "an opinion" if opinion else "",
+                "claims": [] if opinion else ["Hot lemon water kills the flu virus"],
+                "questions": [],
+                "queries": [] if opinion else ["lemon water kills flu virus"],
+            }
+        )
+
+    fake.script("AnalysisAnswer", analysis)
+    fake.script("EvidenceAnswer", quotes_from_page)
+    fake.script("DraftAnswer", cite_first_two)
+
+
+def states(tmp: Path) -> dict[str, str]:
+    engine = create_engine(f"sqlite:///{tmp / 'factnote.db'}")
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT summons_id, state FROM requests")).all()
+    engine.dispose()
+    return {sid: state for sid, state in rows}
+
+
+def test_demo_runs_end_to_end_and_reports_what_needs_an_llm(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            *FACTNOTE,
+            "--config",
+            str(REPO / "examples/demo.toml"),
+            "demo",
+            "--examples",
+            str(REPO / "examples"),
+        ],
+        cwd=tmp_path,
+        env=env_for(None),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "Requests by outcome" in out
+    assert "needed an LLM" in out
+    assert "nothing was posted" in out
+    engine = create_engine(f"sqlite:///{tmp_path / 'data/demo/factnote.db'}")
+    with engine.connect() as conn:
+        count = conn.execute(text("SELECT count(*) FROM requests")).scalar()
+    engine.dispose()
+    assert count == len(list((REPO / "examples/inbox").glob("*.json")))
+
+
+def test_sigterm_stops_cleanly_without_half_done_requests(tmp_path: Path) -> None:
+    make_inbox(tmp_path, 30)
+    build_index(tmp_path / "index.sqlite")
+    config = write_config(tmp_path, workers=2)
+    with FakeLLM(delay_s=0.3) as fake:
+        script(fake)
+        proc = subprocess.Popen(
+            [*FACTNOTE, "--config", str(config), "run", "--mode", "live"],
+            env=env_for(fake),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if (tmp_path / "factnote.db").exists() and "posted" in states(tmp_path).values():
+                break
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    final = states(tmp_path)
+    assert "processing" not in final.values() and "posting" not in final.values()
+    assert len(final) == 30  # every summons was taken in; unfinished ones wait in the queue
+    posted = {sid for sid, state in final.items() if state == "posted"}
+    replies = [
+        r["in_reply_to"]
+        for r in LocalAdapter(tmp_path / "inbox", tmp_path / "outbox.jsonl").replies()
+    ]
+    assert sorted(replies) == sorted(posted)
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_never_loses_or_doubles_a_reply(tmp_path: Path) -> None:
+    ids = make_inbox(tmp_path, 200)
+    build_index(tmp_path / "index.sqlite")
+    config = write_config(tmp_path, workers=2)
+    rng = random.Random(20261130)
+    kills = 0
+    with FakeLLM(delay_s=0.03) as fake:
+        script(fake)
+        for _attempt in range(40):
+            proc = subprocess.Popen(
+                [*FACTNOTE, "--config", str(config), "run", "--once", "--mode", "live"],
+                env=env_for(fake),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            # Kill at a random moment for the first runs, then let one finish.
+            budget = rng.uniform(4.0, 14.0) if kills < 8 else 600
+            try:
+                proc.wait(timeout=budget)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                kills += 1
+                continue
+            assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+            break
+        else:
+            pytest.fail("the bot never finished the inbox")
+    assert kills >= 3, "the test must really interrupt the bot"
+    final = states(tmp_path)
+    assert set(final) == set(ids), "no summons may be lost"
+    assert set(final.values()) <= TERMINAL, {s for s in final.values() if s not in TERMINAL}
+    posted = sorted(sid for sid, state in final.items() if state == "posted")
+    replies = sorted(
+        r["in_reply_to"]
+        for r in LocalAdapter(tmp_path / "inbox", tmp_path / "outbox.jsonl").replies()
+    )
+    assert replies == posted, "exactly one outbox reply per summons decided as a reply"
+    assert len(posted) >= 150
+    assert {final[s] for s in ids if int(s) % 10 == 0} == {"abstained"}
