@@ -30,6 +30,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
+	bash tools/ensure-chromium.sh
 	$(BIN)/pytest -q
 
 test: lint typecheck unit

@@ -420,8 +420,7 @@ def _post(
     for p in pages:
         pub = _BY_DOMAIN[p.domain]
         published = _date(p.date)
-        year = published.year if published else "info"
-        url = f"http://{p.domain}/{pub.section}/{year}/{p.slug}"
+        url = f"http://{p.domain}/{pub.section}/{p.slug}"
         rng = _rng(url)
         built.append(
             FixturePage(
@@ -615,7 +614,8 @@ POSTS: tuple[FixturePost, ...] = (
                 "5G and wildlife: the evidence",
                 "refutes",
                 (
-                    "There is no scientific evidence that radio waves from 5G masts harm or kill birds.",
+                    "There is no scientific evidence that radio waves from 5G masts harm or kill "
+                    "birds.",
                 ),
                 (1,),
                 "2025-06-20T09:00:00",
@@ -964,7 +964,8 @@ POSTS: tuple[FixturePost, ...] = (
                 "Insider: what they put in the jabs",
                 "supports",
                 (
-                    "An insider says the new vaccines contain chips that can be read by phone masts.",
+                    "An insider says the new vaccines contain chips that can be read by phone "
+                    "masts.",
                 ),
                 (0, 1),
                 "2026-09-30T23:00:00",
@@ -1306,7 +1307,8 @@ POSTS: tuple[FixturePost, ...] = (
                 "Kettle Bridge closed for six weeks of repairs",
                 "refutes",
                 (
-                    "The Kettle Bridge is closed for planned repairs and has not collapsed, the council said.",
+                    "The Kettle Bridge is closed for planned repairs and has not collapsed, the "
+                    "council said.",
                 ),
                 (0, 1, 2),
                 "2026-09-07T10:00:00",
@@ -1335,7 +1337,8 @@ POSTS: tuple[FixturePost, ...] = (
                 "Bridge collapse rumour sweeps Millbrook",
                 "context",
                 (
-                    "Residents rushed to the river after a photo of a collapsed bridge spread online.",
+                    "Residents rushed to the river after a photo of a collapsed bridge spread "
+                    "online.",
                 ),
                 (0,),
                 "2026-09-07T12:00:00",
@@ -1843,7 +1846,8 @@ POSTS: tuple[FixturePost, ...] = (
         "electric is pointless.",
         topic="electric car emissions",
         claims=(
-            "Electric cars produce more CO2 than petrol cars over their lifetime because of their batteries.",
+            "Electric cars produce more CO2 than petrol cars over their lifetime because of "
+            "their batteries.",
         ),
         questions=(
             "How do lifetime emissions of electric and petrol cars compare?",
@@ -2128,7 +2132,8 @@ POSTS: tuple[FixturePost, ...] = (
         "next year! Enjoy the long weekend.",
         topic="the holiday announcement",
         claims=(
-            "The Norland government announced a new national holiday on 3 March every year from next year.",
+            "The Norland government announced a new national holiday on 3 March every year "
+            "from next year.",
         ),
         questions=(
             "Has a new national holiday been announced?",
@@ -2214,7 +2219,8 @@ POSTS: tuple[FixturePost, ...] = (
                 "The 3 March holiday post comes from a satire site",
                 "refutes",
                 (
-                    "The claim about a 3 March national holiday was first published by a satirical website.",
+                    "The claim about a 3 March national holiday was first published by a satirical "
+                    "website.",
                 ),
                 (3, 5),
                 "2026-11-12T08:00:00",
@@ -2225,7 +2231,8 @@ POSTS: tuple[FixturePost, ...] = (
                 "Official holiday calendar published",
                 "context",
                 (
-                    "The official calendar for next year contains the same nine public holidays as this year.",
+                    "The official calendar for next year contains the same nine public holidays as "
+                    "this year.",
                 ),
                 (4,),
                 "2026-09-15T10:00:00",
@@ -2333,15 +2340,10 @@ POSTS: tuple[FixturePost, ...] = (
 # --- lookups ----------------------------------------------------------------------------------
 
 _PAGES: dict[str, FixturePage] = {page.url: page for post in POSTS for page in post.pages}
-_POST_OF_PAGE: dict[str, FixturePost] = {page.url: post for post in POSTS for page in post.pages}
 
 
 def page_by_url(url: str) -> FixturePage | None:
     return _PAGES.get(url)
-
-
-def post_of_page(url: str) -> FixturePost | None:
-    return _POST_OF_PAGE.get(url)
 
 
 def all_pages() -> list[FixturePage]:
@@ -2354,8 +2356,3 @@ def post_in(text: str) -> FixturePost | None:
         if post.text in text:
             return post
     return None
-
-
-def posts(limit: int | None = None) -> list[FixturePost]:
-    """The first `limit` posts, spread over the scenarios (the order above interleaves them)."""
-    return list(POSTS if limit is None else POSTS[:limit])

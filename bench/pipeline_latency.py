@@ -28,19 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from bench import fixtures, summary
-from bench.world import FixtureModel, FixtureSearch, FixtureWeb
+from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipeline_config
 from pipeline.check import Checker
-from pipeline.config import (
-    CredibilityConfig,
-    FetchConfig,
-    PipelineConfig,
-    ResearchConfig,
-)
-from pipeline.credibility import PublisherTable
-from pipeline.fetch import Fetcher, MemoryDocumentStore
+from pipeline.config import ResearchConfig
 from pipeline.records import SEARCH_TIERS, Decision, Platform
-from pipeline.search.tiered import TieredSearch
-from pipeline.toolkit import Toolkit
 from tests.fakes.openai_server import FakeLLM
 
 Log = Callable[[str], None]
@@ -87,22 +78,6 @@ class PostRun:
     def outcome(self) -> str:
         verdict = self.decision.verdict.value if self.decision.verdict else "-"
         return f"{self.decision.status.value}/{verdict}"
-
-
-def pipeline_config(concurrency: int, fake: FakeLLM) -> PipelineConfig:
-    return PipelineConfig(
-        llm=fake.config(timeout_s=30.0),
-        fetch=FetchConfig(allow_hosts=fixtures.HOSTS),
-        credibility=CredibilityConfig(overrides=fixtures.TIERS),
-        research=ResearchConfig(concurrency=concurrency),
-    )
-
-
-def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> Toolkit:
-    publishers = PublisherTable.from_config(cfg.credibility)
-    # A fetcher (and cache) per mode: the second mode must download every page again.
-    fetcher = Fetcher(cfg.fetch, store=MemoryDocumentStore(), client=web.client())
-    return Toolkit.build(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)
 
 
 def skippable_seconds(decision: Decision, cfg: LatencyConfig) -> float:
@@ -157,8 +132,8 @@ def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
         model.install(fake)
         search = FixtureSearch(cfg.search_delay_s)
         kits = {
-            "concurrent": build_kit(pipeline_config(cfg.concurrency, fake), search, web),
-            "sequential": build_kit(pipeline_config(1, fake), search, web),
+            "concurrent": build_kit(pipeline_config(fake, cfg.concurrency), search, web),
+            "sequential": build_kit(pipeline_config(fake, 1), search, web),
         }
         try:
             # The first forward pass of the model is slow; keep it out of the first post.
@@ -214,12 +189,14 @@ def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
         ),
         "reply_posts": float(sum(1 for r in conc if r.decision.status.value == "reply")),
     }
+    # Every stage the checker timed (analyze, research, write, guard, ...), in first-seen order.
+    stages = list(dict.fromkeys(k for r in runs for k in r.decision.timings if k != "total"))
     for mode, group in (("concurrent", conc), ("sequential", seq)):
         out[f"{mode}_searches_per_post"] = _mean([float(r.searches) for r in group])
         out[f"{mode}_fetches_per_post"] = _mean([float(r.fetches) for r in group])
         out[f"{mode}_extractions_per_post"] = _mean([float(r.calls("evidence")) for r in group])
         out[f"{mode}_requeries_per_post"] = _mean([float(r.calls("requery")) for r in group])
-        for stage in ("analyze", "research", "write", "guard"):
+        for stage in stages:
             out[f"{mode}_mean_{stage}_s"] = _mean(
                 [r.decision.timings.get(stage, 0.0) for r in group]
             )

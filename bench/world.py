@@ -10,6 +10,7 @@
   table rates them as it would real sites, and download, type/size checks and the real
   extraction run for every page, inside the timed run. `FetchConfig.allow_hosts` lists the
   fictional hosts, since they do not resolve (the setting exists for test servers).
+* `build_kit` wires the real `Toolkit` to all three.
 * `FixtureModel` plays the LLM behind the fake OpenAI-compatible server: answers are built from
   the request, like a model reading its prompt. The analyst returns the fixture's claims and
   queries; the extractor quotes the page's key sentences when they are among the passages it
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,8 +36,20 @@ import httpx
 
 from bench import fixtures
 from bench.fixtures import FixturePage, FixturePost
+from pipeline.config import (
+    AuthorityConfig,
+    ClaimsConfig,
+    CredibilityConfig,
+    FetchConfig,
+    PipelineConfig,
+    ResearchConfig,
+)
+from pipeline.credibility import PublisherTable
 from pipeline.evidence import normalise
+from pipeline.fetch import Fetcher, MemoryDocumentStore
 from pipeline.records import SearchResult
+from pipeline.search.tiered import TieredSearch
+from pipeline.toolkit import Toolkit
 from tests.fakes.http_server import LocalHTTPServer, Route
 from tests.fakes.openai_server import FakeLLM, Reply
 
@@ -42,6 +57,9 @@ KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
 _PAGE_BLOCK = re.compile(r'<page url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
 _EVIDENCE_URL = re.compile(r'<evidence [^>]*url="([^"]+)"')
 _TRIED = re.compile(r"Queries already tried:\n(.*?)\n\n", re.S)
+# Where no claim or authority index exists: the benchmarks measure web research, and must not
+# pick up whatever index sits in the working directory's data/ folder.
+_ABSENT = Path(tempfile.gettempdir()) / "factnote-bench-no-index"
 
 
 # --- search -----------------------------------------------------------------------------------
@@ -224,5 +242,35 @@ class FixtureModel:
 
     def _draft(self, body: dict[str, Any]) -> Reply:
         post = self._post(body)
-        urls = list(dict.fromkeys(_EVIDENCE_URL.findall(self._user(body))))[:2]
-        return self._record("DraftAnswer", {"text": " ".join([post.reply, *urls])})
+        user = self._user(body)
+        urls = list(dict.fromkeys(_EVIDENCE_URL.findall(user)))[:2]
+        text = post.reply
+        if "rejected by the checker" in user and "too_long" in user:
+            # What a model does when told the draft is too long: keep the first sentence.
+            text = text.split(". ")[0].rstrip(".") + "."
+        return self._record("DraftAnswer", {"text": " ".join([text, *urls])})
+
+
+# --- wiring -----------------------------------------------------------------------------------
+
+
+def pipeline_config(fake: FakeLLM, concurrency: int | None = None) -> PipelineConfig:
+    """Defaults everywhere, except: the fake LLM, the fixture publishers' tiers, the fictional
+    hosts exempt from the SSRF guard's DNS check, no claim or authority index, and (when given)
+    the research concurrency."""
+    research = ResearchConfig() if concurrency is None else ResearchConfig(concurrency=concurrency)
+    return PipelineConfig(
+        llm=fake.config(timeout_s=30.0),
+        fetch=FetchConfig(allow_hosts=fixtures.HOSTS),
+        credibility=CredibilityConfig(overrides=fixtures.TIERS),
+        research=research,
+        claims=ClaimsConfig(path=str(_ABSENT / "claims.sqlite")),
+        authority=AuthorityConfig(path=str(_ABSENT / "authority.sqlite")),
+    )
+
+
+def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> Toolkit:
+    """The real toolkit, searching `search` and fetching from `web`, with its own empty cache."""
+    publishers = PublisherTable.from_config(cfg.credibility)
+    fetcher = Fetcher(cfg.fetch, store=MemoryDocumentStore(), client=web.client())
+    return Toolkit.build(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)

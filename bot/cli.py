@@ -8,7 +8,20 @@ from pathlib import Path
 
 import typer
 
-from bot.commands import check, demo, fetch, guard, index, review, run, setup, sources
+from bot.commands import (
+    check,
+    demo,
+    fetch,
+    guard,
+    index,
+    report,
+    review,
+    run,
+    serve,
+    setup,
+    sources,
+    users,
+)
 from bot.config import ConfigError, load_settings
 
 app = typer.Typer(
@@ -47,6 +60,10 @@ app.add_typer(setup.app, name="setup")
 app.command("run")(run.run_command)
 app.command("status")(run.status_command)
 app.command("demo")(demo.command)
+app.command("serve")(serve.command)
+app.add_typer(users.app, name="users")
+app.command("report")(report.report_command)
+app.command("export")(report.export_command)
 
 
 def main() -> None:

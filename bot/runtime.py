@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from bot.config import Settings
+from bot.overrides import apply_overrides
 from pipeline.check import Checker
 from pipeline.toolkit import Toolkit
 from storage.db import Database
@@ -24,6 +25,7 @@ class Runtime:
 @contextmanager
 def open_runtime(settings: Settings, *, kit: Toolkit | None = None) -> Iterator[Runtime]:
     db = Database(settings.database_url)
+    settings = apply_overrides(settings, db)
     kit = kit or Toolkit.build(
         settings.pipeline(), index_path=settings.index_path, store=SqlDocumentStore(db)
     )

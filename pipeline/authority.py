@@ -14,11 +14,12 @@ before the checked post, and fuses two scores over that candidate set:
 
 Fusion was chosen on the Task 5 English dev set (19 rumors with gold evidence, top 5 from each
 rumor's own timeline; `factnote eval authority`): BM25 alone reached MAP 0.680 / R@5 0.717,
-dense alone 0.644 / 0.710, reciprocal-rank fusion (k 10 to 60) 0.631–0.659 / 0.693–0.772, and a
-weighted sum of min-max normalised scores 0.695–0.723 / 0.769–0.772 for dense weights 0.3–0.6,
-best at 0.5 (MAP 0.723, R@5 0.772), which is the default. Min-max fusion wins because the two
-score lists disagree mostly in the tail: RRF gives a statement ranked 1st by one scorer and
-40th by the other nearly the same credit as one ranked 8th by both.
+dense alone 0.602 / 0.684, reciprocal-rank fusion (k 10 to 60) 0.608–0.619 / 0.736–0.763, and
+a weighted sum of min-max normalised scores 0.687–0.723 / 0.769–0.772 for dense weights 0.3–0.7,
+best at 0.4–0.5 (MAP 0.723, R@5 0.772); 0.5 is the default. BM25's k1 and b barely matter
+(0.716–0.723 for k1 0.9–2.0, b 0.4–0.75). Min-max fusion wins because the two scorers disagree
+mostly in the tail: RRF gives a statement ranked 1st by one scorer and 40th by the other about
+the credit of one ranked 8th by both, while the weighted sum keeps how far ahead a clear hit is.
 
 Stance (`judge_stances`) is one LLM call per statement (supports / refutes / not enough info,
 with a confidence), and `aggregate` is CLEF's signed, confidence-weighted mean over the
@@ -198,11 +199,17 @@ class AuthorityIndex:
         self._lock = threading.RLock()
         try:
             self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise AuthorityIndexError(f"cannot open authority index {self._path}: {exc}") from exc
+        try:
             self._conn.execute("PRAGMA journal_mode=WAL")
             with self._conn:
                 self._conn.executescript(_SCHEMA)
             self._check_meta()
-        except sqlite3.Error as exc:
+        except (AuthorityIndexError, sqlite3.Error) as exc:
+            self._conn.close()
+            if isinstance(exc, AuthorityIndexError):
+                raise
             raise AuthorityIndexError(f"cannot open authority index {self._path}: {exc}") from exc
 
     def _check_meta(self) -> None:
@@ -212,14 +219,12 @@ class AuthorityIndex:
             if "schema" not in meta:
                 self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             elif meta["schema"] != SCHEMA_VERSION:
-                self._conn.close()
                 raise AuthorityIndexError(
                     f"{self._path} has schema {meta['schema']}, expected {SCHEMA_VERSION}"
                 )
             if "embedding_dim" not in meta:
                 self._conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (dim,))
             elif meta["embedding_dim"] != dim:
-                self._conn.close()
                 raise AuthorityIndexError(
                     f"{self._path} holds {meta['embedding_dim']}-dimensional embeddings; this "
                     f"embedder makes {dim}-dimensional ones (rebuild the index)"
@@ -486,14 +491,16 @@ def aggregate(judgements: Sequence[StanceJudgement], threshold: float) -> Author
     ]
     if not votes:
         return AuthorityVerdict(AuthorityStance.NOT_ENOUGH_INFO, 0.0, 0)
-    score = sum(votes) / len(votes)
+    # Rounded so that a mean meant to equal the threshold (0.7 − 0.5 over two votes against
+    # 0.1) is not pushed under it by binary floating point.
+    score = round(sum(votes) / len(votes), 9)
     if score >= threshold:
         stance = AuthorityStance.SUPPORTS
     elif score <= -threshold:
         stance = AuthorityStance.REFUTES
     else:
         stance = AuthorityStance.NOT_ENOUGH_INFO
-    return AuthorityVerdict(stance, round(score, 6), len(votes))
+    return AuthorityVerdict(stance, score, len(votes))
 
 
 def to_evidence(judgement: StanceJudgement, *, round_number: int = 1) -> Evidence | None:
@@ -501,10 +508,13 @@ def to_evidence(judgement: StanceJudgement, *, round_number: int = 1) -> Evidenc
     if judgement.stance is AuthorityStance.NOT_ENOUGH_INFO:
         return None
     item = judgement.retrieved.statement
+    handle = normalise_handle(item.account)
     return Evidence(
         url=item.url,
-        title=f"@{item.account} on {item.platform}",
-        domain="bsky.app" if item.platform == "bluesky" else "x.com",
+        title=f"@{handle} on {item.platform}",
+        # The account, not the platform, is the source: two authorities are two independent
+        # sources for the guard, and the writer sees who said it.
+        domain=f"@{handle}",
         tier=Tier.AUTHORITY,
         stance=Stance.SUPPORTS if judgement.stance is AuthorityStance.SUPPORTS else Stance.REFUTES,
         confidence=max(0.0, min(1.0, judgement.confidence)),

@@ -1,9 +1,17 @@
 """One post in, one decision out: the whole correction pipeline in order.
 
-describe → analyse → research rounds (search, fetch, relevance, evidence) → verdict → write →
-guard (→ rewrite ≤ N) → decision. Every outcome is a `Decision`: a reply, an abstention with its
-reasons, `needs_llm` when no endpoint is configured, or `failed` when something technical broke
-(with the trace gathered up to that point). Nothing here posts anything.
+describe → analyse → known claims → research rounds (authorities, then search, fetch,
+relevance, evidence) → verdict → write → guard (→ rewrite ≤ N) → decision. Every outcome is a
+`Decision`: a reply, an abstention with its reasons, `needs_llm` when no endpoint is configured,
+or `failed` when something technical broke (with the trace gathered up to that point). Nothing
+here posts anything.
+
+Known claims: the post's claims (the post itself without an LLM) are matched against the claim
+index. A strong, recent match to a false or misleading rating is evidence (`source` fact_check),
+placed first. Every other match is listed in the decision's reasons as a suggestion for
+moderators. Without an LLM, such a strong match lets the bot reply with a fixed template citing
+the fact-check (its confidence derived from the match score, see `claims.match_confidence`),
+if the guard accepts it; everything else without an LLM ends as `needs_llm`.
 """
 
 from __future__ import annotations
@@ -15,12 +23,22 @@ from datetime import datetime
 
 from pipeline import guard
 from pipeline.analyze import analyze, fallback_analysis
+from pipeline.authority import AuthorityIndexError
+from pipeline.claims import (
+    ClaimIndexError,
+    ClaimMatch,
+    fact_check_evidence,
+    templated_reply,
+    usable_as_evidence,
+    verdict_for,
+)
 from pipeline.describe import detect_language, post_block
 from pipeline.llm import CallLedger, LLMError
 from pipeline.records import (
     ClaimAnalysis,
     Decision,
     DecisionStatus,
+    Evidence,
     Platform,
     Post,
     Trace,
@@ -44,6 +62,13 @@ REWRITABLE = (
     "invalid_characters",
 )
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
+FACT_CHECK_SOURCE = "fact_check"
+# Technical failures of the stores a check reads, by the stage that reads them.
+_STAGES: tuple[tuple[type[Exception], str], ...] = (
+    (ClaimIndexError, "known_claims"),
+    (AuthorityIndexError, "authority"),
+    (SearchError, "search"),
+)
 
 
 class Checker:
@@ -81,6 +106,8 @@ class _Run:
         self.trace = Trace()
         self.timings: dict[str, float] = {}
         self.lang = detect_language(post)
+        # Known-claim matches not used as evidence: shown to moderators with every decision.
+        self.suggestions: list[str] = []
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -94,6 +121,8 @@ class _Run:
 
     def decision(self, status: DecisionStatus, **fields: object) -> Decision:
         self.trace.llm_calls = list(self.ledger.calls)
+        reasons = fields.pop("reasons", [])
+        assert isinstance(reasons, list)
         return Decision.model_validate(
             {
                 "status": status,
@@ -102,6 +131,7 @@ class _Run:
                 "lang": self.lang,
                 "trace": self.trace,
                 "timings": self.timings,
+                "reasons": [*reasons, *self.suggestions],
                 **fields,
             }
         )
@@ -110,9 +140,11 @@ class _Run:
         start = time.perf_counter()
         try:
             decision = self._execute()
-        except (LLMError, SearchError) as exc:
+        except (LLMError, SearchError, ClaimIndexError, AuthorityIndexError) as exc:
             # A technical failure is a failure: recorded with its cause, never an abstention.
-            stage = getattr(exc, "step", None) or "search"
+            stage = getattr(exc, "step", None) or next(
+                (name for kind, name in _STAGES if isinstance(exc, kind)), "search"
+            )
             decision = self.decision(
                 DecisionStatus.FAILED,
                 error=f"{type(exc).__name__} in {stage}: {exc}",
@@ -137,11 +169,26 @@ class _Run:
                 reasons=[f"not checkable: {analysis.reason or 'no factual claim'}"],
             )
 
+        with self.timed("known_claims"):
+            matches = self._known_claims(analysis)
+        usable = [m for m in matches if usable_as_evidence(m)]
+        self.suggestions = [_suggestion(m) for m in matches if not usable_as_evidence(m)]
+        fact_checks = [e for e in (self._fact_check(m) for m in usable) if e is not None]
+        if not use_llm and usable:
+            templated = self._templated(usable[0])
+            if templated is not None:
+                return templated
+
         with self.timed("research"):
-            outcome = self._research(analysis, use_llm)
+            outcome = self._research(analysis, use_llm, fact_checks)
         self.trace.rounds = outcome.rounds
         if not use_llm:
             return self._needs_llm(outcome)
+        # Fact-checks first: the writer leans on the first items (order_evidence sorted them
+        # among the web evidence by tier and relevance only).
+        outcome.evidence = [e for e in outcome.evidence if e.source == FACT_CHECK_SOURCE] + [
+            e for e in outcome.evidence if e.source != FACT_CHECK_SOURCE
+        ]
 
         verdict = outcome.assessment.verdict
         common = {
@@ -158,7 +205,9 @@ class _Run:
             )
         return self._write_and_guard(outcome, common)
 
-    def _research(self, analysis: ClaimAnalysis, use_llm: bool) -> ResearchOutcome:
+    def _research(
+        self, analysis: ClaimAnalysis, use_llm: bool, prior: list[Evidence]
+    ) -> ResearchOutcome:
         research = Research(
             self.kit,
             self.post,
@@ -167,8 +216,73 @@ class _Run:
             replay=self.replay,
             ledger=self.ledger,
             use_llm=use_llm,
+            prior=prior,
         )
         return research.run()
+
+    # -- known claims ---------------------------------------------------------------------------
+
+    def _known_claims(self, analysis: ClaimAnalysis) -> list[ClaimMatch]:
+        """Matches of the post's claims (and the post itself) in the claim index, best first,
+        one per stored review."""
+        index = self.kit.claim_index
+        if index is None:
+            return []
+        best: dict[str, ClaimMatch] = {}
+        for text in dict.fromkeys([*analysis.claims, self.post.text]):
+            for found in index.match(text, as_of=self.as_of):
+                key = found.record.key
+                if key not in best or found.score > best[key].score:
+                    best[key] = found
+        return sorted(best.values(), key=lambda m: -m.score)[: index.cfg.max_matches]
+
+    def _fact_check(self, match: ClaimMatch) -> Evidence | None:
+        index = self.kit.claim_index
+        assert index is not None
+        return fact_check_evidence(
+            match,
+            self.kit.publishers,
+            min_confidence=self.kit.cfg.guard.min_confidence,
+            strong=index.cfg.strong_threshold,
+        )
+
+    def _templated(self, match: ClaimMatch) -> Decision | None:
+        """Without an LLM: the templated reply for a strong match, if the guard accepts it."""
+        item = self._fact_check(match)
+        if item is None:
+            return None
+        verdict = verdict_for(match)
+        text = templated_reply(match, self.platform, self.kit.cfg.guard)
+        self.trace.drafts.append(text)
+        with self.timed("guard"):
+            report = guard.check_decision(
+                text,
+                self.platform,
+                evidence=[item],
+                verdict=verdict,
+                confidence=item.confidence,
+                cfg=self.kit.cfg.guard,
+                post_text=self.post.text,
+            )
+        self.trace.guard.append(report)
+        if not report.valid:
+            self.suggestions.insert(0, _suggestion(match))
+            self.suggestions.append("templated reply refused: " + "; ".join(report.problems))
+            return None
+        record = match.record
+        return self.decision(
+            DecisionStatus.REPLY,
+            verdict=verdict,
+            confidence=item.confidence,
+            reply=text,
+            urls=guard.urls_in(text),
+            evidence=[item],
+            reasons=[
+                f"known claim: {record.publisher_name or item.domain} rated a matching claim "
+                f"{record.rating_text or record.rating.value!r} (match score {match.score:.2f}); "
+                "templated reply, no LLM configured"
+            ],
+        )
 
     def _needs_llm(self, outcome: ResearchOutcome) -> Decision:
         found = len(outcome.candidates)
@@ -228,3 +342,13 @@ class _Run:
             reasons=[f"guard: {p}" for p in report.problems],
             **common,
         )
+
+
+def _suggestion(match: ClaimMatch) -> str:
+    record = match.record
+    notes = [f"{match.strength.value} match", f"rated {record.rating.value}"]
+    if match.possibly_outdated:
+        notes.append("possibly outdated")
+    return (
+        f"suggested fact-check: {record.review_url} (score {match.score:.2f}; {', '.join(notes)})"
+    )

@@ -281,11 +281,17 @@ class ClaimIndex:
         self._writes = 0
         try:
             self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise ClaimIndexError(f"cannot open claim index {self._path}: {exc}") from exc
+        try:
             self._conn.execute("PRAGMA journal_mode=WAL")
             with self._conn:
                 self._conn.executescript(_SCHEMA)
             self._check_meta()
-        except sqlite3.Error as exc:
+        except (ClaimIndexError, sqlite3.Error) as exc:
+            self._conn.close()
+            if isinstance(exc, ClaimIndexError):
+                raise
             raise ClaimIndexError(f"cannot open claim index {self._path}: {exc}") from exc
 
     def _check_meta(self) -> None:
@@ -295,14 +301,12 @@ class ClaimIndex:
             if "schema" not in meta:
                 self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             elif meta["schema"] != SCHEMA_VERSION:
-                self._conn.close()
                 raise ClaimIndexError(
                     f"{self._path} has schema {meta['schema']}, expected {SCHEMA_VERSION}"
                 )
             if "embedding_dim" not in meta:
                 self._conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (dim,))
             elif meta["embedding_dim"] != dim:
-                self._conn.close()
                 raise ClaimIndexError(
                     f"{self._path} holds {meta['embedding_dim']}-dimensional embeddings; this "
                     f"embedder makes {dim}-dimensional ones (rebuild the index)"

@@ -11,6 +11,13 @@ One round (MUSE's order, made concurrent):
 If the round ends undecided, the LLM writes new queries from what is missing plus a compressed
 summary of the evidence so far, for up to `max_rounds` rounds (STEEL).
 
+Before the web tiers, two sources that need no search: evidence the caller already has (strong
+matches to published fact-checks, `prior`), and, when the authority index holds statements,
+the relevant authorities' own statements published before the post (CLEF 2024 Task 5): the
+best few are judged by the LLM and those that support or refute become evidence. When these
+already meet the stop rule, the web is not searched at all. Without an LLM the statements are
+kept as candidate passages.
+
 Technical failures (every search provider down, an LLM error) raise; they are never turned
 into "no evidence".
 """
@@ -18,6 +25,7 @@ into "no evidence".
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +33,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from pipeline import evidence as evidence_stage
+from pipeline.authority import AuthorityStance, judge_stances, relevant_accounts, to_evidence
 from pipeline.describe import post_block, query_texts
 from pipeline.fetch import usability
 from pipeline.llm import CallLedger
@@ -45,7 +54,13 @@ from pipeline.relevance import score_page
 from pipeline.search.base import SearchError
 from pipeline.toolkit import Toolkit
 from pipeline.urls import canonical_url
-from pipeline.verdict import Assessment, assess, order_evidence, refuting_pages
+from pipeline.verdict import (
+    Assessment,
+    assess,
+    order_evidence,
+    refuting_pages,
+    should_stop_searching,
+)
 
 QUERIES_PER_REQUERY = 3
 
@@ -88,6 +103,7 @@ class Research:
         replay: bool,
         ledger: CallLedger,
         use_llm: bool,
+        prior: Sequence[Evidence] = (),
     ) -> None:
         self.kit = kit
         self.cfg = kit.cfg
@@ -97,23 +113,30 @@ class Research:
         self.replay = replay
         self.ledger = ledger
         self.use_llm = use_llm
+        self._prior = list(prior)
         self._post_block = post_block(post)
         self._query_texts = query_texts(post, analysis.claims)
-        self._seen: set[str] = set()
+        # A fact-check already in hand is not fetched and extracted again from the web.
+        self._seen: set[str] = {canonical_url(e.url) for e in self._prior}
         self._lock = threading.Lock()
 
     def run(self) -> ResearchOutcome:
-        evidence: list[Evidence] = []
         rounds: list[RoundTrace] = []
         documents: dict[str, Document] = {}
-        candidates: list[Passage] = []
         queries = list(self.analysis.queries)
         tried: list[str] = []
         workers = max(1, self.cfg.research.concurrency)
-        assessment = assess([], self.cfg.research)
+        from_authorities, candidates, authority_uses = self._authority()
+        evidence = order_evidence([*self._prior, *from_authorities])
+        assessment = assess(evidence, self.cfg.research)
+        if evidence and should_stop_searching(evidence, self.cfg.research):
+            rounds.append(RoundTrace(round=1, queries=[], documents=authority_uses))
+            return ResearchOutcome(evidence, assessment, rounds, [], candidates[:10])
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="research") as pool:
             for number in range(1, self.cfg.research.max_rounds + 1):
                 trace = RoundTrace(round=number, queries=queries)
+                if number == 1:
+                    trace.documents.extend(authority_uses)
                 rounds.append(trace)
                 tried.extend(queries)
                 limit = (
@@ -149,6 +172,67 @@ class Research:
             documents=list(documents.values()),
             candidates=candidates[:10],
         )
+
+    # -- authorities ----------------------------------------------------------------------------
+
+    def _authority(self) -> tuple[list[Evidence], list[Passage], list[DocumentUse]]:
+        """Statements of the relevant authorities published before the post: evidence (with an
+        LLM), or candidate passages (without); and what was considered, for the trace."""
+        index = self.kit.authority_index
+        if index is None or len(index) == 0:
+            return [], [], []
+        cfg = self.cfg.authority
+        text = " ".join([self.post.text, *self.analysis.claims])
+        accounts = relevant_accounts(text, cfg.accounts, index.accounts())
+        found = [
+            r
+            for r in index.retrieve(text, accounts, before=self.post.created_at, k=cfg.k)
+            if r.dense >= cfg.min_similarity
+        ]
+        if not found:
+            return [], [], []
+        if not self.use_llm:
+            passages = [
+                Passage(url=r.statement.url, index=0, text=r.statement.text, score=r.dense)
+                for r in found
+            ]
+            uses = [
+                DocumentUse(
+                    url=r.statement.url,
+                    tier=Tier.AUTHORITY,
+                    used=False,
+                    reason="authority statement: stance needs an LLM",
+                    relevance=round(r.dense, 4),
+                    published=r.statement.created_at,
+                )
+                for r in found
+            ]
+            return [], passages, uses
+        claim = "; ".join(self.analysis.claims) or self.post.text
+        judgements = judge_stances(claim, found, self.kit.llm, self.ledger)
+        items: list[Evidence] = []
+        uses = []
+        for judgement in judgements:
+            item = to_evidence(judgement)
+            statement = judgement.retrieved.statement
+            uses.append(
+                DocumentUse(
+                    url=statement.url,
+                    tier=Tier.AUTHORITY,
+                    used=item is not None,
+                    reason=(
+                        f"authority @{statement.account}: {judgement.stance.value} "
+                        f"({judgement.confidence:.2f})"
+                    )
+                    if judgement.stance is not AuthorityStance.NOT_ENOUGH_INFO
+                    else f"authority @{statement.account}: says nothing on the claim",
+                    relevance=round(judgement.retrieved.dense, 4),
+                    published=statement.created_at,
+                )
+            )
+            if item is not None:
+                items.append(item)
+        return items, [], uses
 
     # -- one round ----------------------------------------------------------------------------
 

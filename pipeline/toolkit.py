@@ -1,7 +1,9 @@
 """The long-lived parts a check uses, built once per process and shared by requests.
 
 Only caches that are safe to lose live here (the embedding model, HTTP clients, the publisher
-table, the local index handle); everything about one request lives in its own records.
+table, the local index, claim index and authority index handles); everything about one request
+lives in its own records. The claim and authority indexes are opened only when their files
+exist: the check path never creates them (`factnote claims import` and the timeline pull do).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.authority import AuthorityIndex
+from pipeline.claims import ClaimIndex
 from pipeline.config import PipelineConfig
 from pipeline.credibility import PublisherTable
 from pipeline.fetch import DocumentStore, Fetcher
@@ -29,6 +33,8 @@ class Toolkit:
     fetcher: Fetcher
     embedder: Embedder
     local_index: LocalIndex | None = None
+    claim_index: ClaimIndex | None = None
+    authority_index: AuthorityIndex | None = None
 
     @classmethod
     def build(
@@ -40,6 +46,8 @@ class Toolkit:
         search: TieredSearch | None = None,
         fetcher: Fetcher | None = None,
         llm: LLMClient | None = None,
+        claim_index: ClaimIndex | None = None,
+        authority_index: AuthorityIndex | None = None,
     ) -> Toolkit:
         embedder = get_embedder(cfg.relevance)
         publishers = PublisherTable.from_config(cfg.credibility)
@@ -47,6 +55,12 @@ class Toolkit:
         if search is None:
             providers = build_providers(cfg.search, local=local)
             search = TieredSearch(providers, publishers)
+        if claim_index is None and Path(cfg.claims.path).is_file():
+            claim_index = ClaimIndex(
+                cfg.claims.path, embedder, cfg=cfg.claims, publishers=publishers
+            )
+        if authority_index is None and Path(cfg.authority.path).is_file():
+            authority_index = AuthorityIndex(cfg.authority.path, embedder, cfg=cfg.authority)
         return cls(
             cfg=cfg,
             llm=llm or LLMClient(cfg.llm),
@@ -55,6 +69,8 @@ class Toolkit:
             fetcher=fetcher or Fetcher(cfg.fetch, store=store),
             embedder=embedder,
             local_index=local,
+            claim_index=claim_index,
+            authority_index=authority_index,
         )
 
     def get_document(self, url: str) -> Document:
@@ -68,5 +84,6 @@ class Toolkit:
 
     def close(self) -> None:
         self.fetcher.close()
-        if self.local_index is not None:
-            self.local_index.close()
+        for index in (self.local_index, self.claim_index, self.authority_index):
+            if index is not None:
+                index.close()

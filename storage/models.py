@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -272,3 +273,33 @@ class ReviewAction(Base):
     action: Mapped[str] = mapped_column(String(32))  # approve, edit, reject, escalate, expire
     detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class User(Base):
+    """A person who may use the review app. Passwords are stored as argon2 hashes only."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(128), unique=True)
+    password_hash: Mapped[str] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(
+        String(16), default="moderator", server_default="moderator"
+    )  # admin | moderator
+    active: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # Bumped on logout, disable and password change: signed session cookies carry the
+    # version they were issued under, so an old cookie stops working even though it is valid.
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class SettingOverride(Base):
+    """A setting an admin changed in the review app; applied over the loaded settings."""
+
+    __tablename__ = "setting_overrides"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)  # e.g. "guard.min_confidence"
+    value: Mapped[Any] = mapped_column(JSON)
+    updated_by: Mapped[str] = mapped_column(String(128), default="", server_default="")
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -215,7 +215,7 @@ def authority(
 # --- claims -------------------------------------------------------------------------------------
 
 DEFAULT_PARAPHRASES = Path("bench/data/claim_paraphrases.jsonl")
-SWEEP = tuple(round(0.30 + 0.025 * i, 3) for i in range(21))  # 0.30 .. 0.80
+SWEEP = tuple(round(0.30 + 0.025 * i, 3) for i in range(25))  # 0.30 .. 0.90
 
 
 @dataclass(frozen=True)

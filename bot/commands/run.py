@@ -28,8 +28,12 @@ def run_command(
     """Run the bot: poll the enabled adapters, check what people ask about, act by mode."""
     settings: Settings = ctx.obj
     if mode is not None:
-        apply_mode(settings, mode)
+        apply_mode(settings, mode)  # validated before anything starts
     with open_runtime(settings) as runtime:
+        settings = runtime.settings
+        if mode is not None:
+            # The operator's flag wins over modes an admin stored in the database.
+            apply_mode(settings, mode)
         bot = Bot(runtime, build_adapters(settings))
         if once:
             report = bot.run_once()

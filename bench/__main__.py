@@ -1,0 +1,86 @@
+"""Run the registered benchmarks, print their numbers, and save them to bench/results/latest.json.
+
+To add a benchmark, append a `Benchmark` to `BENCHMARKS`: a name and a callable that takes a
+log function (progress lines; may be ignored) and returns a dict of named numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from bench import pipeline_cost, pipeline_latency, pipeline_memory
+
+Log = Callable[[str], None]
+RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    run: Callable[[Log], dict[str, float]]
+
+
+BENCHMARKS: list[Benchmark] = [
+    Benchmark("pipeline_latency", lambda log: pipeline_latency.run(log=log)),
+    Benchmark("pipeline_cost", lambda log: pipeline_cost.run(log=log)),
+    Benchmark("pipeline_memory", lambda log: pipeline_memory.run(log=log)),
+]
+
+
+def selected(words: list[str]) -> list[Benchmark]:
+    if not words:
+        return list(BENCHMARKS)
+    chosen = [b for b in BENCHMARKS if any(w in b.name for w in words)]
+    if not chosen:
+        names = ", ".join(b.name for b in BENCHMARKS)
+        raise SystemExit(f"no benchmark matches {' '.join(words)} (known: {names})")
+    return chosen
+
+
+def main(argv: list[str]) -> int:
+    # Models are loaded from local packages only, as in the CLI.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    console = Console(stderr=True, highlight=False)
+    results: dict[str, dict[str, float]] = {}
+    seconds: dict[str, float] = {}
+    for bench in selected(argv):
+        console.rule(bench.name)
+        start = time.perf_counter()
+        results[bench.name] = bench.run(lambda line: console.print(line, markup=False))
+        seconds[bench.name] = time.perf_counter() - start
+
+    table = Table("benchmark", "number", "value", title="factnote benchmarks")
+    for name, numbers in results.items():
+        for key, value in numbers.items():
+            table.add_row(name, key, f"{value:.4g}")
+    Console(highlight=False).print(table)
+    for name, numbers in results.items():
+        for key, value in numbers.items():
+            print(f"{name}.{key}: {value:.6g}")
+    for name, spent in seconds.items():
+        print(f"{name}.bench_seconds: {spent:.1f}")
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "finished_at": datetime.now(UTC).isoformat(),
+        "bench_seconds": seconds,
+        "results": results,
+    }
+    RESULTS.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"written to {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,246 @@
+"""Cost: LLM tokens per post, ours against a MUSE-style extraction of whole pages, in one run.
+
+Ours: every fixture post goes through the real `Checker` (default settings, the fake LLM of
+`bench.world` answering at once: token counts do not depend on delays). The prompt tokens are
+counted on the messages the fake server actually received (system + user; the JSON schema sent
+alongside is not counted, on either side), per step; completion tokens on the answers it gave.
+
+Reference (MUSE's call pattern, on the same run): the same rounds, with the same search results
+(every tier, in order: High, Medium, Low; within a tier, in rank order). Every page that passes
+the fetch filters MUSE also had (fetched, published before as-of, at least 100 words, dated
+unless a High-tier or reference publisher) is sent to extraction as one call holding the post
+and the whole page text capped at 20,000 characters, with no relevance filtering, until two
+pages refute the post (MUSE's stop rule; whether a page refutes is what the scripted model says
+when given the whole page). The analysis, re-query and write calls are counted as ours: the
+reference differs in extraction only. The prompt wording is ours (`EVIDENCE_SYSTEM`,
+`evidence_user`), so the comparison measures how much page text is sent, not prompt style.
+
+Tokens are counted with the relevance model's tokenizer (`Embedder.count_tokens`, MiniLM's
+WordPiece). It approximates an LLM's BPE tokenizer (English prose lands within roughly 10-20% of
+it); both sides are counted the same way, so the ratio is what matters. The fake server's own
+usage numbers (characters / 4) are reported too, as a cross-check.
+
+Since this run has no remote delays at all, its wall time per post (`local_compute_wall_*`) is
+reported too: the pipeline's own work (relevance model, extraction, local HTTP, guard), which
+is part of every latency figure of `bench.pipeline_latency`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bench import fixtures, summary
+from bench.world import (
+    FixtureModel,
+    FixtureSearch,
+    FixtureWeb,
+    build_kit,
+    extraction_items,
+    pipeline_config,
+)
+from pipeline.check import Checker
+from pipeline.config import FetchConfig, ResearchConfig
+from pipeline.credibility import PublisherTable
+from pipeline.describe import post_block
+from pipeline.fetch import usability
+from pipeline.prompts import EVIDENCE_SYSTEM, evidence_user, quote_untrusted
+from pipeline.records import SEARCH_TIERS, Decision, Platform, Tier
+from tests.fakes.openai_server import FakeLLM, RecordedRequest
+
+Log = Callable[[str], None]
+Counter = Callable[[str], int]
+MUSE_PAGE_CHARS = 20_000
+STEPS = {
+    "AnalysisAnswer": "analyze",
+    "EvidenceAnswer": "evidence",
+    "RequeryAnswer": "requery",
+    "DraftAnswer": "write",
+}
+
+
+@dataclass(frozen=True)
+class CostConfig:
+    post_ids: tuple[str, ...] | None = None  # None: all fixture posts
+    reference_page_chars: int = MUSE_PAGE_CHARS
+
+
+@dataclass
+class PostCost:
+    post_id: str
+    prompt: dict[str, int] = field(default_factory=dict)  # ours, by step
+    completion: int = 0  # ours, all steps
+    extraction_completion: int = 0  # ours, extraction only
+    server_prompt: int = 0  # the fake server's characters/4 estimate
+    extraction_calls: int = 0
+    wall_s: float = 0.0  # the whole check with every remote delay at zero
+    reference_extraction_prompt: int = 0
+    reference_extraction_completion: int = 0
+    reference_extraction_calls: int = 0
+
+    @property
+    def prompt_total(self) -> int:
+        return sum(self.prompt.values())
+
+    @property
+    def reference_prompt_total(self) -> int:
+        # The reference shares every call but extraction with us.
+        return self.prompt_total - self.prompt.get("evidence", 0) + self.reference_extraction_prompt
+
+    @property
+    def reference_completion(self) -> int:
+        return self.completion - self.extraction_completion + self.reference_extraction_completion
+
+
+def prompt_tokens(request: RecordedRequest, count: Counter) -> int:
+    return sum(count(str(m.get("content") or "")) for m in request.messages)
+
+
+def reference_extraction(
+    post: fixtures.FixturePost,
+    decision: Decision,
+    count: Counter,
+    publishers: PublisherTable,
+    page_chars: int,
+) -> tuple[int, int, int]:
+    """(prompt tokens, completion tokens, calls) of MUSE-style extraction for this run."""
+    analysis = decision.trace.analysis
+    claims = analysis.claims if analysis else []
+    block = post_block(post.to_post())
+    fetch_cfg = FetchConfig()
+    stop_after = ResearchConfig().stop_after_refuting_pages
+    prompt = completion = calls = refuting = 0
+    for rnd in decision.trace.rounds:
+        for tier in SEARCH_TIERS:
+            for result in (r for r in rnd.results if r.tier is tier):
+                if refuting >= stop_after:
+                    return prompt, completion, calls
+                page = fixtures.page_by_url(result.url)
+                if page is None:
+                    continue
+                doc = fixtures.document(result.url)
+                rating = publishers.lookup(result.url)
+                reason = usability(
+                    doc,
+                    as_of=fixtures.AS_OF,
+                    replay=False,
+                    reference_ok=rating.reference or tier is Tier.HIGH,
+                    cfg=fetch_cfg,
+                )
+                if reason is not None:
+                    continue
+                text = doc.text[:page_chars]
+                page_block = quote_untrusted(
+                    "page", text, url=doc.final_url or doc.url, title=doc.title
+                )
+                prompt += count(EVIDENCE_SYSTEM) + count(evidence_user(block, claims, page_block))
+                items = extraction_items(page, text)
+                completion += count(json.dumps({"items": items}, ensure_ascii=False))
+                calls += 1
+                if any(item["stance"] == "refutes" for item in items):
+                    refuting += 1
+    return prompt, completion, calls
+
+
+def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
+    chosen = [p for p in fixtures.POSTS if cfg.post_ids is None or p.id in cfg.post_ids]
+    model = FixtureModel()
+    costs: list[PostCost] = []
+    with FakeLLM() as fake, FixtureWeb(delay_s=0.0) as web:
+        model.install(fake)
+        pipeline = pipeline_config(fake)
+        kit = build_kit(pipeline, FixtureSearch(delay_s=0.0), web)
+        count = kit.embedder.count_tokens
+        try:
+            for post in chosen:
+                seen_requests, seen_answers = len(fake.requests), len(model.answers)
+                start = time.perf_counter()
+                decision = Checker(kit).check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
+                wall = time.perf_counter() - start
+                if decision.error:
+                    raise RuntimeError(f"{post.id} failed: {decision.error}")
+                cost = PostCost(post_id=post.id, wall_s=wall)
+                for request in fake.requests[seen_requests:]:
+                    step = STEPS.get(request.key, request.key)
+                    cost.prompt[step] = cost.prompt.get(step, 0) + prompt_tokens(request, count)
+                    cost.extraction_calls += step == "evidence"
+                for answer in model.answers[seen_answers:]:
+                    tokens = count(answer.content)
+                    cost.completion += tokens
+                    if answer.key == "EvidenceAnswer":
+                        cost.extraction_completion += tokens
+                cost.server_prompt = sum(c.prompt_tokens for c in decision.trace.llm_calls)
+                (
+                    cost.reference_extraction_prompt,
+                    cost.reference_extraction_completion,
+                    cost.reference_extraction_calls,
+                ) = reference_extraction(
+                    post, decision, count, kit.publishers, cfg.reference_page_chars
+                )
+                costs.append(cost)
+                if log:
+                    log(
+                        f"{post.id} ours {cost.prompt_total:6d} prompt tokens "
+                        f"({cost.extraction_calls} extractions), reference "
+                        f"{cost.reference_prompt_total:6d} "
+                        f"({cost.reference_extraction_calls} extractions)"
+                    )
+        finally:
+            kit.close()
+    return costs
+
+
+def report(costs: list[PostCost]) -> dict[str, float]:
+    ours = [float(c.prompt_total) for c in costs]
+    ref = [float(c.reference_prompt_total) for c in costs]
+    o50, _o95, omean = summary(ours)
+    r50, _r95, rmean = summary(ref)
+    ours_ext = summary([float(c.prompt.get("evidence", 0)) for c in costs])[2]
+    ref_ext = summary([float(c.reference_extraction_prompt) for c in costs])[2]
+    ours_calls = sum(c.extraction_calls for c in costs)
+    ref_calls = sum(c.reference_extraction_calls for c in costs)
+    pages = fixtures.all_pages()
+    out: dict[str, float] = {
+        "posts": float(len(costs)),
+        "ours_prompt_tokens_mean": omean,
+        "ours_prompt_tokens_p50": o50,
+        "reference_prompt_tokens_mean": rmean,
+        "reference_prompt_tokens_p50": r50,
+        "prompt_ratio_mean": rmean / omean if omean else 0.0,
+        "prompt_ratio_p50": r50 / o50 if o50 else 0.0,
+        "ours_extraction_prompt_tokens_mean": ours_ext,
+        "reference_extraction_prompt_tokens_mean": ref_ext,
+        "extraction_prompt_ratio": ref_ext / ours_ext if ours_ext else 0.0,
+        "ours_extraction_calls_per_post": ours_calls / len(costs) if costs else 0.0,
+        "reference_extraction_calls_per_post": ref_calls / len(costs) if costs else 0.0,
+        "ours_tokens_per_extraction_call": (
+            sum(c.prompt.get("evidence", 0) for c in costs) / ours_calls if ours_calls else 0.0
+        ),
+        "reference_tokens_per_extraction_call": (
+            sum(c.reference_extraction_prompt for c in costs) / ref_calls if ref_calls else 0.0
+        ),
+        "ours_completion_tokens_mean": summary([float(c.completion) for c in costs])[2],
+        "reference_completion_tokens_mean": summary([float(c.reference_completion) for c in costs])[
+            2
+        ],
+        "ours_prompt_tokens_server_chars4_mean": summary([float(c.server_prompt) for c in costs])[
+            2
+        ],
+        # A by-product: with no remote latency at all, what is left is the pipeline's own work
+        # (relevance model, extraction, HTTP, guard): the floor under any latency figure.
+        "local_compute_wall_mean_s": summary([c.wall_s for c in costs])[2],
+        "local_compute_wall_p50_s": summary([c.wall_s for c in costs])[0],
+        "fixture_page_words_mean": sum(fixtures.document(p.url).word_count for p in pages)
+        / len(pages),
+    }
+    for step in STEPS.values():
+        out[f"ours_prompt_tokens_{step}_mean"] = summary(
+            [float(c.prompt.get(step, 0)) for c in costs]
+        )[2]
+    return out
+
+
+def run(cfg: CostConfig | None = None, log: Log | None = None) -> dict[str, float]:
+    return report(measure(cfg or CostConfig(), log))

@@ -1,0 +1,138 @@
+"""`factnote claims`: import published fact-checks into the claim index and match text to them.
+
+`import` reads ClaimReview JSON-LD (an HTML page or a JSON-LD file), Google Fact Check Tools
+`claims:search` JSON, or a URL (fetched with the SSRF-guarded fetcher, its JSON-LD read).
+`match` shows what the pipeline would find for a claim: strong matches (used as evidence),
+weak ones (suggested to moderators), flagged when possibly outdated.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, RelevanceConfig
+
+app = typer.Typer(
+    help="Known claims: imported fact-checks and approved answers", no_args_is_help=True
+)
+
+
+def _say(message: str) -> None:
+    Console().print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+def _warn(message: str) -> None:
+    Console(stderr=True).print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+def _section(ctx: typer.Context, name: str, kind: type[Any]) -> Any:
+    value = getattr(ctx.obj, name, None)  # bot.config.Settings, when mounted
+    return value if isinstance(value, kind) else kind()
+
+
+def _index_path(ctx: typer.Context, option: Path | None) -> Path:
+    return option if option is not None else Path(_section(ctx, "claims", ClaimsConfig).path)
+
+
+def _open(ctx: typer.Context, path: Path) -> Any:
+    from pipeline.claims import ClaimIndex
+    from pipeline.credibility import PublisherTable
+    from pipeline.relevance import get_embedder  # loads torch: only when a command runs
+
+    return ClaimIndex(
+        path,
+        get_embedder(_section(ctx, "relevance", RelevanceConfig)),
+        cfg=_section(ctx, "claims", ClaimsConfig),
+        publishers=PublisherTable.from_config(_section(ctx, "credibility", CredibilityConfig)),
+    )
+
+
+def _is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    sources: list[str] = typer.Argument(
+        ..., help="Files (HTML, JSON-LD, Fact Check API JSON) or URLs."
+    ),
+    index: Path | None = typer.Option(None, "--index", help="Claim index file."),
+) -> None:
+    """Add fact-checks to the claim index; one record per review of a claim."""
+    from pipeline.claimreview import ClaimImportError, fetch_records, load_file
+    from pipeline.fetch import Fetcher
+
+    failures = 0
+    with (
+        _open(ctx, _index_path(ctx, index)) as claims_index,
+        Fetcher(_section(ctx, "fetch", FetchConfig)) as fetcher,
+    ):
+        for source in sources:
+            try:
+                records = fetch_records(source, fetcher) if _is_url(source) else load_file(source)
+            except ClaimImportError as exc:
+                failures += 1
+                _warn(f"failed: {exc}")
+                continue
+            if not records:
+                failures += 1
+                _warn(f"failed: no ClaimReview or Fact Check API claims in {source}")
+                continue
+            added = claims_index.add(records)
+            unrated = sum(1 for r in records if r.rating.value == "unrated")
+            _say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
+        total = len(claims_index)
+    _say(f"claim index holds {total} review(s)")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("match")
+def match(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help="The claim to look up."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    show_all: bool = typer.Option(
+        False, "--all", help="Also show candidates below the weak threshold."
+    ),
+    limit: int = typer.Option(5, "--limit", min=1, help="Most matches to show."),
+    index: Path | None = typer.Option(None, "--index", help="Claim index file."),
+) -> None:
+    """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated."""
+    path = _index_path(ctx, index)
+    if not path.is_file():
+        _warn(f"no claim index at {path} (add fact-checks with `factnote claims import`)")
+        raise typer.Exit(1)
+    with _open(ctx, path) as claims_index:
+        found = claims_index.match(text, limit=limit, min_score=0.0 if show_all else None)
+    if as_json:
+        print(json.dumps([m.model_dump(mode="json") for m in found], ensure_ascii=False, indent=2))
+        return
+    if not found:
+        _say("no matching fact-check")
+        return
+    table = Table(title=f"fact-checks matching: {text[:80]}")
+    for column in ("strength", "score", "rating", "publisher", "claim", "review", "note"):
+        table.add_column(column, overflow="fold")
+    for item in found:
+        record = item.record
+        cells = (
+            item.strength.value,
+            f"{item.score:.3f}",
+            record.rating.value + (f" ({record.rating_text})" if record.rating_text else ""),
+            record.publisher_name or record.publisher_site,
+            record.claim_text,
+            record.review_url,
+            "possibly outdated" if item.possibly_outdated else "",
+        )
+        # Text cells: fact-check wording is data and must not be read as rich markup.
+        table.add_row(*(Text(c) for c in cells))
+    Console().print(table)

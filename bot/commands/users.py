@@ -1,0 +1,113 @@
+"""`factnote users`: review-app accounts (passwords from a prompt or stdin, never argv)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from bot import users
+from bot.config import Settings
+from storage.db import Database
+
+app = typer.Typer(help="Review-app accounts: moderators and admins.", no_args_is_help=True)
+
+
+def _db(ctx: typer.Context) -> Database:
+    settings: Settings = ctx.obj
+    return Database(settings.database_url)
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True, highlight=False).print(Text(message))
+    raise typer.Exit(1)
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        line = sys.stdin.readline()
+        return line[:-1] if line.endswith("\n") else line
+    value: str = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    return value
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    username: str = typer.Argument(..., help="Login name."),
+    role: str = typer.Option(..., "--role", help="admin | moderator"),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read the password from the first line of stdin."
+    ),
+) -> None:
+    """Add an account. The password is prompted for (or read from stdin), never an argument."""
+    password = _read_password(password_stdin)
+    db = _db(ctx)
+    try:
+        account = users.add_user(db, username, password, role)
+    except users.UserError as exc:
+        _fail(str(exc))
+        return
+    finally:
+        db.dispose()
+    typer.echo(f"added {account.username} ({account.role})")
+
+
+@app.command("disable")
+def disable(ctx: typer.Context, username: str = typer.Argument(...)) -> None:
+    """Disable an account: it can no longer log in, and its open sessions end."""
+    db = _db(ctx)
+    try:
+        users.disable_user(db, username)
+    except users.UserError as exc:
+        _fail(str(exc))
+    finally:
+        db.dispose()
+    typer.echo(f"disabled {username}")
+
+
+@app.command("enable")
+def enable(ctx: typer.Context, username: str = typer.Argument(...)) -> None:
+    """Re-enable a disabled account."""
+    db = _db(ctx)
+    try:
+        users.enable_user(db, username)
+    except users.UserError as exc:
+        _fail(str(exc))
+    finally:
+        db.dispose()
+    typer.echo(f"enabled {username}")
+
+
+@app.command("list")
+def list_(ctx: typer.Context, json_: bool = typer.Option(False, "--json")) -> None:
+    """Accounts, their roles and whether they are active."""
+    db = _db(ctx)
+    accounts = users.list_users(db)
+    db.dispose()
+    if json_:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "username": a.username,
+                        "role": a.role,
+                        "active": a.active,
+                        "last_login_at": a.last_login_at.isoformat() if a.last_login_at else None,
+                    }
+                    for a in accounts
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return
+    table = Table("username", "role", "active", "last login")
+    for a in accounts:
+        last = a.last_login_at.isoformat(timespec="minutes") if a.last_login_at else "-"
+        table.add_row(Text(a.username), a.role, "yes" if a.active else "no", last)
+    Console(highlight=False).print(table)

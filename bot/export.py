@@ -1,0 +1,228 @@
+"""Export of every decision with its full trace, for analysis outside factnote.
+
+One record per decision (a retried request has several), with the request it answered, the
+evidence in order with each page snapshot's `content_hash`, the LLM calls and the whole trace.
+JSONL keeps the structure; CSV flattens it, with nested parts as JSON text. In CSV, a cell that
+a spreadsheet would run as a formula (leading =, +, -, @, tab or CR) gets a leading apostrophe:
+posts are untrusted, and auditors open these files in spreadsheets.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Literal, TextIO
+
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from storage.db import Database
+from storage.models import DecisionRow
+
+Format = Literal["jsonl", "csv"]
+_BATCH = 200
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class ExportEvidence(BaseModel):
+    position: int
+    url: str
+    title: str
+    domain: str
+    tier: str
+    stance: str
+    confidence: float
+    quote: str
+    relevance: float
+    published: datetime | None
+    content_hash: str
+    round: int
+    source: str
+
+
+class ExportLLMCall(BaseModel):
+    step: str
+    model: str
+    ok: bool
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cost_usd: float
+    error: str | None
+    started_at: datetime
+
+
+class ExportRecord(BaseModel):
+    decision_id: int
+    request_id: int
+    platform: str
+    summons_id: str
+    requester: str
+    request_state: str
+    request_mode: str
+    request_reason: str
+    request_created_at: datetime
+    final_text: str | None  # what was (or would be) posted, after any moderator edit
+    reply_id: str | None
+    posted_at: datetime | None
+    target_text: str | None
+    status: str
+    verdict: str | None
+    confidence: float
+    reply_platform: str
+    reply: str | None  # the pipeline's own draft
+    urls: list[Any]
+    reasons: list[Any]
+    lang: str | None
+    as_of: datetime
+    error: str | None
+    decided_at: datetime
+    timings: dict[str, Any]
+    llm_calls_count: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    content_hashes: list[str]
+    evidence: list[ExportEvidence]
+    llm_calls: list[ExportLLMCall]
+    trace: dict[str, Any]
+
+
+def _record(row: DecisionRow) -> ExportRecord:
+    request = row.request
+    return ExportRecord(
+        decision_id=row.id,
+        request_id=row.request_id,
+        platform=request.platform,
+        summons_id=request.summons_id,
+        requester=request.requester,
+        request_state=request.state,
+        request_mode=request.mode,
+        request_reason=request.reason,
+        request_created_at=request.created_at,
+        final_text=request.reply_text,
+        reply_id=request.reply_id,
+        posted_at=request.posted_at,
+        target_text=(request.target or {}).get("text"),
+        status=row.status,
+        verdict=row.verdict,
+        confidence=row.confidence,
+        reply_platform=row.platform,
+        reply=row.reply,
+        urls=list(row.urls or []),
+        reasons=list(row.reasons or []),
+        lang=row.lang,
+        as_of=row.as_of,
+        error=row.error,
+        decided_at=row.created_at,
+        timings=dict(row.timings or {}),
+        llm_calls_count=row.llm_calls_count,
+        prompt_tokens=row.prompt_tokens,
+        completion_tokens=row.completion_tokens,
+        cost_usd=row.cost_usd,
+        content_hashes=[e.content_hash for e in row.evidence],
+        evidence=[
+            ExportEvidence(
+                position=e.position,
+                url=e.url,
+                title=e.title,
+                domain=e.domain,
+                tier=e.tier,
+                stance=e.stance,
+                confidence=e.confidence,
+                quote=e.quote,
+                relevance=e.relevance,
+                published=e.published,
+                content_hash=e.content_hash,
+                round=e.round,
+                source=e.source,
+            )
+            for e in row.evidence
+        ],
+        llm_calls=[
+            ExportLLMCall(
+                step=c.step,
+                model=c.model,
+                ok=c.ok,
+                attempts=c.attempts,
+                prompt_tokens=c.prompt_tokens,
+                completion_tokens=c.completion_tokens,
+                latency_s=c.latency_s,
+                cost_usd=c.cost_usd,
+                error=c.error,
+                started_at=c.started_at,
+            )
+            for c in row.llm_calls
+        ],
+        trace=dict(row.trace or {}),
+    )
+
+
+def export_records(db: Database, since: datetime | None = None) -> Iterator[ExportRecord]:
+    """Every decision (made at or after `since`), oldest first, read in batches."""
+    last_id = 0
+    while True:
+        with db.session() as session:
+            stmt = (
+                select(DecisionRow)
+                .where(DecisionRow.id > last_id)
+                .options(
+                    selectinload(DecisionRow.evidence),
+                    selectinload(DecisionRow.llm_calls),
+                    selectinload(DecisionRow.request),
+                )
+                .order_by(DecisionRow.id)
+                .limit(_BATCH)
+            )
+            if since is not None:
+                stmt = stmt.where(DecisionRow.created_at >= since)
+            rows = list(session.scalars(stmt))
+            if not rows:
+                return
+            batch = [_record(row) for row in rows]
+        yield from batch
+        last_id = rows[-1].id
+
+
+def write_jsonl(records: Iterator[ExportRecord], out: TextIO) -> int:
+    count = 0
+    for record in records:
+        out.write(json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+CSV_COLUMNS = tuple(ExportRecord.model_fields)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    else:
+        text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def write_csv(records: Iterator[ExportRecord], out: TextIO) -> int:
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    count = 0
+    for record in records:
+        data = record.model_dump(mode="json")
+        data["content_hashes"] = " ".join(record.content_hashes)
+        writer.writerow([_cell(data[column]) for column in CSV_COLUMNS])
+        count += 1
+    return count
+
+
+def write_export(db: Database, fmt: Format, out: TextIO, since: datetime | None = None) -> int:
+    records = export_records(db, since)
+    return write_jsonl(records, out) if fmt == "jsonl" else write_csv(records, out)

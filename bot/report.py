@@ -1,0 +1,360 @@
+"""The audit report: one self-contained HTML file summarising what the bot did in a period.
+
+Figures are computed from the request, decision, evidence and review-action rows; each chart is
+matplotlib-rendered SVG inlined in the page, with the same numbers in a table beside it, so the
+report can be read (and checked) without the charts. When nothing was posted in the period the
+report says so in a banner: that is the dry-run audit auditors rely on.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from matplotlib import rc_context
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from bot.metrics import guard_rule
+from pipeline.records import TIER_RANK, Tier, utcnow
+from storage.db import Database
+from storage.models import DecisionRow, Request, RequestState, ReviewAction
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+# Request states grouped into the outcomes an auditor asks about, in display order.
+OUTCOMES: tuple[tuple[str, tuple[RequestState, ...]], ...] = (
+    ("replied", (RequestState.POSTED,)),
+    ("reply drafted, not posted (dry run)", (RequestState.DRY_RUN,)),
+    ("queued for review", (RequestState.AWAITING_REVIEW,)),
+    (
+        "in progress",
+        (
+            RequestState.RECEIVED,
+            RequestState.QUEUED,
+            RequestState.PROCESSING,
+            RequestState.RETRY,
+            RequestState.POSTING,
+        ),
+    ),
+    ("abstained", (RequestState.ABSTAINED,)),
+    ("rejected by a moderator", (RequestState.REJECTED,)),
+    ("expired in review", (RequestState.EXPIRED,)),
+    ("skipped at triage", (RequestState.SKIPPED,)),
+    ("failed", (RequestState.FAILED,)),
+    ("needs an LLM", (RequestState.NEEDS_LLM,)),
+)
+_OUTCOME_OF = {state: label for label, states in OUTCOMES for state in states}
+
+_RC: Any = {
+    "svg.fonttype": "none",  # text stays text: smaller, searchable, selectable
+    "svg.hashsalt": "factnote",  # stable element ids, so the same data gives the same file
+    "font.family": "DejaVu Sans",  # ships with matplotlib
+    "font.size": 9,
+    "text.parse_math": False,  # labels are data (domains, reasons): "$" is not math
+}
+_BAR = "#1f5fa8"
+
+
+@dataclass
+class ReportData:
+    since: datetime | None
+    generated_at: datetime
+    first: datetime | None
+    last: datetime | None
+    total: int
+    states: Counter[str]
+    outcomes: list[tuple[str, int]]
+    abstain_reasons: Counter[str]
+    skip_reasons: Counter[str]
+    modes: Counter[str]
+    posted: int
+    volume: list[tuple[date, int]]
+    verdicts: Counter[str]
+    tiers: Counter[str]
+    publishers: Counter[str]
+    evidence_per_reply: Counter[int]
+    latencies: list[float]
+    costs: list[float]
+    total_cost: float
+    prompt_tokens: int
+    completion_tokens: int
+    decisions: int
+    guard_failures: Counter[str]
+    agreement: Counter[str]
+    reject_reasons: Counter[str]
+    charts: dict[str, Markup] = field(default_factory=dict)
+
+    @property
+    def nothing_posted(self) -> bool:
+        return self.posted == 0
+
+
+def abstain_category(reasons: Iterable[str]) -> str:
+    """The reason an abstention is counted under: the rule for guard refusals ("guard:
+    thin_evidence"), otherwise the text before the first colon ("not_enough_evidence")."""
+    for reason in reasons:
+        if reason.startswith("reused the answer of"):
+            continue
+        head, _, rest = reason.partition(":")
+        if head.strip() == "guard" and rest:
+            return f"guard: {guard_rule(rest.strip())}"
+        return head.strip() or "unspecified"
+    return "unspecified"
+
+
+def agreement_of(actions: list[ReviewAction]) -> str | None:
+    """How moderators treated one draft: approved as-is, edited then approved, rejected,
+    escalated (still open) or expired; None when no one looked at it."""
+    kinds = [a.action for a in actions]
+    if "reject" in kinds:
+        return "rejected"
+    if "approve" in kinds:
+        return "edited, then approved" if "edit" in kinds else "approved as-is"
+    if "expire" in kinds:
+        return "expired without a decision"
+    if "escalate" in kinds:
+        return "escalated, open"
+    if "edit" in kinds:
+        return "edited, open"
+    return None
+
+
+def collect(db: Database, since: datetime | None = None, now: datetime | None = None) -> ReportData:
+    generated = now or utcnow()
+    with db.session() as session:
+        stmt = (
+            select(Request)
+            .options(
+                selectinload(Request.decisions).selectinload(DecisionRow.evidence),
+            )
+            .order_by(Request.id)
+        )
+        if since is not None:
+            stmt = stmt.where(Request.created_at >= since)
+        requests = list(session.scalars(stmt))
+        ids = [r.id for r in requests]
+        actions: dict[int, list[ReviewAction]] = {}
+        if ids:
+            for action in session.scalars(
+                select(ReviewAction)
+                .where(ReviewAction.request_id.in_(ids))
+                .order_by(ReviewAction.id)
+            ):
+                actions.setdefault(action.request_id, []).append(action)
+        return _summarise(requests, actions, since, generated)
+
+
+def _summarise(
+    requests: list[Request],
+    actions: dict[int, list[ReviewAction]],
+    since: datetime | None,
+    generated: datetime,
+) -> ReportData:
+    states: Counter[str] = Counter(r.state for r in requests)
+    abstain: Counter[str] = Counter()
+    skips: Counter[str] = Counter(
+        r.reason or "unspecified" for r in requests if r.state == "skipped"
+    )
+    verdicts: Counter[str] = Counter()
+    tiers: Counter[str] = Counter()
+    publishers: Counter[str] = Counter()
+    per_reply: Counter[int] = Counter()
+    latencies: list[float] = []
+    costs: list[float] = []
+    guard_counts: Counter[str] = Counter()
+    prompt = completion = n_decisions = 0
+    for request in requests:
+        for decision in request.decisions:  # every run costs, and every draft meets the guard
+            n_decisions += 1
+            costs.append(decision.cost_usd)
+            prompt += decision.prompt_tokens
+            completion += decision.completion_tokens
+            total = (decision.timings or {}).get("total")
+            if isinstance(total, int | float):
+                latencies.append(float(total))
+            for report in (decision.trace or {}).get("guard") or []:
+                for problem in report.get("problems") or []:
+                    guard_counts[guard_rule(str(problem))] += 1
+        latest = request.decisions[-1] if request.decisions else None
+        if latest is None:
+            continue
+        verdicts[latest.verdict or "none"] += 1
+        if request.state == RequestState.ABSTAINED.value:
+            abstain[abstain_category(latest.reasons or [])] += 1
+        if latest.status == "reply":
+            per_reply[len(latest.evidence)] += 1
+            for evidence in latest.evidence:
+                tiers[evidence.tier] += 1
+                publishers[evidence.domain or "unknown"] += 1
+    agreement: Counter[str] = Counter()
+    rejected: Counter[str] = Counter()
+    for request_actions in actions.values():
+        kind = agreement_of(request_actions)
+        if kind is not None:
+            agreement[kind] += 1
+        for action in request_actions:
+            if action.action == "reject":
+                rejected[str((action.detail or {}).get("reason", "unspecified"))] += 1
+    days: Counter[date] = Counter(r.created_at.date() for r in requests)
+    volume: list[tuple[date, int]] = []
+    if days:
+        day, end = min(days), max(days)
+        while day <= end:  # zero days are shown, so gaps are visible
+            volume.append((day, days.get(day, 0)))
+            day += timedelta(days=1)
+    created = [r.created_at for r in requests]
+    return ReportData(
+        since=since,
+        generated_at=generated,
+        first=min(created) if created else None,
+        last=max(created) if created else None,
+        total=len(requests),
+        states=states,
+        outcomes=[(label, sum(states[s.value] for s in group)) for label, group in OUTCOMES],
+        abstain_reasons=abstain,
+        skip_reasons=skips,
+        modes=Counter(r.mode for r in requests),
+        posted=states[RequestState.POSTED.value],
+        volume=volume,
+        verdicts=verdicts,
+        tiers=Counter(dict(sorted(tiers.items(), key=lambda kv: TIER_RANK.get(Tier(kv[0]), 9)))),
+        publishers=publishers,
+        evidence_per_reply=per_reply,
+        latencies=latencies,
+        costs=costs,
+        total_cost=sum(costs),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        decisions=n_decisions,
+        guard_failures=guard_counts,
+        agreement=agreement,
+        reject_reasons=rejected,
+    )
+
+
+# --- charts ----------------------------------------------------------------------------------
+
+
+def _svg(fig: Figure) -> Markup:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    svg = buffer.getvalue()
+    # Inline SVG needs no XML prolog or DOCTYPE. matplotlib escapes text it writes (&, <, >),
+    # so labels taken from data cannot inject markup: the output is ours to mark safe.
+    return Markup(svg[svg.index("<svg") :])  # noqa: S704
+
+
+def _label(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def bar_chart(items: Sequence[tuple[str, float]], title: str, *, horizontal: bool = True) -> Markup:
+    with rc_context(_RC):
+        height = max(1.6, 0.28 * len(items) + 0.8) if horizontal else 2.6
+        fig = Figure(figsize=(7.0, height))
+        ax = fig.subplots()
+        labels = [_label(label) for label, _ in items]
+        values = [value for _, value in items]
+        if horizontal:
+            ax.barh(range(len(items)), values, color=_BAR)
+            ax.set_yticks(range(len(items)), labels)
+            ax.invert_yaxis()
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        else:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.bar(range(len(items)), values, color=_BAR)
+            step = max(1, len(items) // 12)
+            ticks = list(range(0, len(items), step))
+            ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=30, ha="right")
+        ax.set_title(title)
+        ax.spines[["top", "right"]].set_visible(False)
+        return _svg(fig)
+
+
+def histogram(values: list[float], title: str, unit: str) -> Markup:
+    with rc_context(_RC):
+        fig = Figure(figsize=(7.0, 2.6))
+        ax = fig.subplots()
+        ax.hist(values, bins=min(20, max(1, len(set(values)))), color=_BAR)
+        ax.set_title(title)
+        ax.set_xlabel(unit)
+        ax.set_ylabel("decisions")
+        ax.spines[["top", "right"]].set_visible(False)
+        return _svg(fig)
+
+
+def _charts(data: ReportData) -> dict[str, Markup]:
+    charts: dict[str, Markup] = {}
+    if data.volume:
+        charts["volume"] = bar_chart(
+            [(d.isoformat(), n) for d, n in data.volume], "Requests per day", horizontal=False
+        )
+    if data.total:
+        charts["outcomes"] = bar_chart([(k, v) for k, v in data.outcomes if v], "Outcomes")
+    if data.verdicts:
+        charts["verdicts"] = bar_chart(data.verdicts.most_common(), "Verdicts (latest decision)")
+    if data.tiers:
+        charts["tiers"] = bar_chart(list(data.tiers.items()), "Evidence cited, by tier")
+    if data.publishers:
+        charts["publishers"] = bar_chart(data.publishers.most_common(15), "Publishers cited")
+    if data.evidence_per_reply:
+        charts["evidence"] = bar_chart(
+            [(str(n), c) for n, c in sorted(data.evidence_per_reply.items())],
+            "Replies by number of evidence items",
+            horizontal=False,
+        )
+    if data.latencies:
+        charts["latency"] = histogram(data.latencies, "Decision latency", "seconds")
+    if any(data.costs):
+        charts["cost"] = histogram(data.costs, "LLM cost per decision", "USD")
+    if data.guard_failures:
+        charts["guard"] = bar_chart(data.guard_failures.most_common(), "Guard failures by rule")
+    if data.agreement:
+        charts["agreement"] = bar_chart(data.agreement.most_common(), "Moderator decisions")
+    return charts
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def render_html(data: ReportData) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,  # reasons, domains and requester names are data
+        undefined=jinja2.StrictUndefined,
+    )
+    data.charts = _charts(data)
+    stats: dict[str, Any] = {
+        "latency_p50": _percentile(data.latencies, 0.5),
+        "latency_p90": _percentile(data.latencies, 0.9),
+        "cost_p50": _percentile(data.costs, 0.5),
+        "cost_max": max(data.costs) if data.costs else 0.0,
+    }
+    return env.get_template("report.html").render(data=data, stats=stats)
+
+
+def write_report(db: Database, out_dir: Path, since: datetime | None = None) -> Path:
+    """Write `index.html` into `out_dir` and return its path."""
+    data = collect(db, since)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "index.html"
+    path.write_text(render_html(data), encoding="utf-8")
+    return path

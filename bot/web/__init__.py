@@ -1,0 +1,1 @@
+"""The moderator review web app (FastAPI + Jinja2, server-rendered)."""

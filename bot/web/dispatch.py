@@ -1,0 +1,65 @@
+"""After an approval: post through the request's adapter when this process has it enabled,
+otherwise leave the request in `posting` for the running bot's maintenance job."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.config import AdapterConfig, Settings
+from bot.posting import post_one
+from bot.service import build_adapters
+from storage.db import Database
+
+log = logging.getLogger(__name__)
+
+ADAPTERS = ("local", "x", "bluesky")
+
+
+@dataclass(frozen=True)
+class PostOutcome:
+    posted: bool
+    message: str
+
+
+def _section(settings: Settings, platform: str) -> AdapterConfig | None:
+    if platform not in ADAPTERS:
+        return None
+    section: AdapterConfig = getattr(settings, platform)
+    return section
+
+
+def posts_here(settings: Settings, platform: str) -> bool:
+    section = _section(settings, platform)
+    return bool(section is not None and section.enabled)
+
+
+def approve_plan(settings: Settings, platform: str) -> str:
+    """What approving does, in words, for the item page."""
+    if posts_here(settings, platform):
+        return f"Approving posts the reply now through the {platform} adapter."
+    return (
+        f"The {platform} adapter is not enabled in this app's settings: approving moves the "
+        "item to posting, and the running bot's maintenance job posts it."
+    )
+
+
+def post_approved(settings: Settings, db: Database, request_id: int, platform: str) -> PostOutcome:
+    if not posts_here(settings, platform):
+        return PostOutcome(False, "left in posting: the running bot will post it")
+    # Build only this adapter: another platform's missing credentials must not stop it.
+    only = settings.model_copy(deep=True)
+    for name in ADAPTERS:
+        section = _section(only, name)
+        assert section is not None
+        section.enabled = name == platform
+    try:
+        adapter = build_adapters(only)[platform]
+    except Exception as exc:  # credentials or session problems: the bot may still post it
+        log.warning("request %s: could not start the %s adapter: %s", request_id, platform, exc)
+        return PostOutcome(
+            False, f"left in posting: could not start the {platform} adapter ({exc})"
+        )
+    if post_one(db, adapter, request_id, settings.runtime):
+        return PostOutcome(True, "posted")
+    return PostOutcome(False, "posting deferred or failed: see the item's state and last error")

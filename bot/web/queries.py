@@ -1,0 +1,408 @@
+"""What the review app's pages read from the database: the queue, the decisions log and one
+request with its whole trace. Read-only; the moderator actions are in `bot.review`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, String, Text, cast, func, or_, select
+from sqlalchemy.orm import Session, selectinload
+
+from bot import review
+from pipeline.records import TIER_RANK, GuardReport, Platform, Tier
+from pipeline.urls import canonical_url
+from storage.db import Database
+from storage.models import (
+    DecisionRow,
+    DocumentRow,
+    EvidenceRow,
+    Request,
+    RequestState,
+    ReviewAction,
+)
+from storage.repositories import snapshot_for
+
+QUEUE_LIMIT = 500
+PAGE_SIZE = 50
+ORDERS = ("oldest", "newest")
+_TIER_VALUES = frozenset(t.value for t in Tier)
+
+
+def reply_platform(request_platform: str) -> Platform:
+    """The length rules a request's reply is measured by (the same mapping the worker uses)."""
+    return review.PLATFORM_RULES.get(request_platform, Platform.X)
+
+
+def _latest_decisions() -> Any:
+    return (
+        select(DecisionRow.request_id, func.max(DecisionRow.id).label("decision_id"))
+        .group_by(DecisionRow.request_id)
+        .subquery()
+    )
+
+
+def _with_latest(stmt_columns: tuple[Any, ...]) -> Select[Any]:
+    latest = _latest_decisions()
+    return (
+        select(*stmt_columns)
+        .outerjoin(latest, latest.c.request_id == Request.id)
+        .outerjoin(DecisionRow, DecisionRow.id == latest.c.decision_id)
+    )
+
+
+def _contains(column: Any, needle: str) -> ColumnElement[bool]:
+    """Case-insensitive substring match with LIKE wildcards in `needle` taken literally."""
+    escaped = needle.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return column.ilike(f"%{escaped}%", escape="/")
+
+
+def best_tier(tiers: list[str]) -> str | None:
+    known = [Tier(t) for t in tiers if t in _TIER_VALUES]
+    if not known:
+        return None
+    return min(known, key=lambda t: TIER_RANK[t]).value
+
+
+def state_counts(db: Database) -> dict[str, int]:
+    with db.session() as session:
+        rows = session.execute(select(Request.state, func.count()).group_by(Request.state)).all()
+    found = {state: int(count) for state, count in rows}
+    return {s.value: found.get(s.value, 0) for s in RequestState}
+
+
+# --- Queue -----------------------------------------------------------------------------------
+
+
+@dataclass
+class QueueFilter:
+    platform: str = ""
+    verdict: str = ""
+    tier: str = ""
+    requester: str = ""
+    min_age_h: float | None = None
+    max_age_h: float | None = None
+    order: str = "oldest"
+
+    def as_query(self) -> dict[str, str]:
+        """The filter as query-string fields, for links and the bulk form."""
+        fields = {
+            "platform": self.platform,
+            "verdict": self.verdict,
+            "tier": self.tier,
+            "requester": self.requester,
+            "min_age_h": "" if self.min_age_h is None else f"{self.min_age_h:g}",
+            "max_age_h": "" if self.max_age_h is None else f"{self.max_age_h:g}",
+            "order": self.order,
+        }
+        return {k: v for k, v in fields.items() if v}
+
+
+@dataclass
+class QueueItem:
+    id: int
+    platform: str
+    requester: str
+    created_at: datetime
+    deadline: datetime | None
+    overdue: bool
+    escalated: bool
+    verdict: str | None
+    confidence: float | None
+    best_tier: str | None
+    evidence_count: int
+    draft: str
+    target_author: str
+    target_text: str
+
+
+def queue_items(db: Database, flt: QueueFilter, now: datetime) -> list[QueueItem]:
+    stmt = _with_latest((Request, DecisionRow)).where(
+        Request.state == RequestState.AWAITING_REVIEW.value
+    )
+    if flt.platform:
+        stmt = stmt.where(Request.platform == flt.platform)
+    if flt.requester:
+        stmt = stmt.where(_contains(Request.requester, flt.requester.lstrip("@")))
+    if flt.verdict:
+        stmt = stmt.where(DecisionRow.verdict == flt.verdict)
+    if flt.min_age_h is not None:
+        stmt = stmt.where(Request.created_at <= now - timedelta(hours=flt.min_age_h))
+    if flt.max_age_h is not None:
+        stmt = stmt.where(Request.created_at >= now - timedelta(hours=flt.max_age_h))
+    newest = flt.order == "newest"
+    stmt = stmt.order_by(
+        Request.created_at.desc() if newest else Request.created_at.asc(),
+        Request.id.desc() if newest else Request.id.asc(),
+    ).limit(QUEUE_LIMIT)
+    with db.session() as session:
+        rows = session.execute(stmt).all()
+        decision_ids = [d.id for _, d in rows if d is not None]
+        tiers: dict[int, list[str]] = {}
+        if decision_ids:
+            for decision_id, tier in session.execute(
+                select(EvidenceRow.decision_id, EvidenceRow.tier).where(
+                    EvidenceRow.decision_id.in_(decision_ids)
+                )
+            ):
+                tiers.setdefault(decision_id, []).append(tier)
+    items: list[QueueItem] = []
+    for request, decision in rows:
+        cited = tiers.get(decision.id, []) if decision is not None else []
+        top = best_tier(cited)
+        if flt.tier and top != flt.tier:
+            continue
+        target = request.target or {}
+        items.append(
+            QueueItem(
+                id=request.id,
+                platform=request.platform,
+                requester=request.requester,
+                created_at=request.created_at,
+                deadline=request.review_deadline,
+                overdue=bool(request.review_deadline and request.review_deadline < now),
+                escalated=request.reason.startswith("escalated"),
+                verdict=decision.verdict if decision is not None else None,
+                confidence=decision.confidence if decision is not None else None,
+                best_tier=top,
+                evidence_count=len(cited),
+                draft=request.reply_text or "",
+                target_author=str(target.get("author", "")),
+                target_text=str(target.get("text", "")),
+            )
+        )
+    return items
+
+
+# --- Decisions log ---------------------------------------------------------------------------
+
+
+@dataclass
+class LogFilter:
+    q: str = ""
+    platform: str = ""
+    verdict: str = ""
+    state: str = ""
+    since: date | None = None
+    until: date | None = None
+    page: int = 1
+
+    def as_query(self) -> dict[str, str]:
+        fields = {
+            "q": self.q,
+            "platform": self.platform,
+            "verdict": self.verdict,
+            "state": self.state,
+            "since": self.since.isoformat() if self.since else "",
+            "until": self.until.isoformat() if self.until else "",
+        }
+        return {k: v for k, v in fields.items() if v}
+
+
+@dataclass
+class LogRow:
+    id: int
+    created_at: datetime
+    platform: str
+    requester: str
+    state: str
+    mode: str
+    verdict: str | None
+    confidence: float | None
+    target_text: str
+    reply_text: str
+    reason: str
+
+
+def decision_log(db: Database, flt: LogFilter) -> tuple[list[LogRow], int]:
+    """One page of every request (newest first) matching the filter, and the total count."""
+    stmt = _with_latest((Request, DecisionRow))
+    if flt.platform:
+        stmt = stmt.where(Request.platform == flt.platform)
+    if flt.state:
+        stmt = stmt.where(Request.state == flt.state)
+    if flt.verdict:
+        stmt = stmt.where(DecisionRow.verdict == flt.verdict)
+    if flt.since:
+        stmt = stmt.where(Request.created_at >= utc_day(flt.since))
+    if flt.until:
+        stmt = stmt.where(Request.created_at < utc_day(flt.until) + timedelta(days=1))
+    if flt.q.strip():
+        stmt = stmt.where(_text_match(flt.q.strip()))
+    with db.session() as session:
+        total = int(session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+        page = max(1, flt.page)
+        rows = session.execute(
+            stmt.order_by(Request.id.desc()).offset((page - 1) * PAGE_SIZE).limit(PAGE_SIZE)
+        ).all()
+    return [
+        LogRow(
+            id=r.id,
+            created_at=r.created_at,
+            platform=r.platform,
+            requester=r.requester,
+            state=r.state,
+            mode=r.mode,
+            verdict=d.verdict if d is not None else None,
+            confidence=d.confidence if d is not None else None,
+            target_text=str((r.target or {}).get("text", "")),
+            reply_text=r.reply_text or "",
+            reason=r.reason,
+        )
+        for r, d in rows
+    ], total
+
+
+def utc_day(day: date) -> datetime:
+    """Midnight UTC of `day`: dates in filters and reports are UTC days."""
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def _text_match(q: str) -> ColumnElement[bool]:
+    # Post text lives in JSON columns, stored with non-ASCII characters escaped (\u00e9):
+    # search for the text as typed and as JSON would spell it.
+    needles = {q, json.dumps(q)[1:-1]}
+    columns: list[Any] = [
+        Request.reply_text,
+        Request.requester,
+        Request.reason,
+        cast(Request.target, Text),
+        cast(Request.summons, Text),
+        cast(DecisionRow.reply, String),
+    ]
+    return or_(*(_contains(column, needle) for column in columns for needle in needles))
+
+
+# --- One request -----------------------------------------------------------------------------
+
+
+@dataclass
+class EvidenceView:
+    row: EvidenceRow
+    snapshot: DocumentRow | None
+
+
+@dataclass
+class RoundView:
+    round: int
+    queries: list[str]
+    results: int
+    used: list[str]
+    unused: list[tuple[str, str]]  # (url, why not used)
+    search_errors: list[str]
+
+
+@dataclass
+class ItemView:
+    request: Request
+    decision: DecisionRow | None
+    decisions_count: int
+    evidence: list[EvidenceView]
+    guard_reports: list[GuardReport]
+    drafts: list[str]
+    analysis: dict[str, Any] | None
+    rounds: list[RoundView]
+    history: list[ReviewAction]
+    summons: dict[str, Any] = field(default_factory=dict)
+    target: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def platform_rules(self) -> Platform:
+        return reply_platform(self.request.platform)
+
+    @property
+    def evidence_urls(self) -> list[str]:
+        return [e.row.url for e in self.evidence]
+
+
+def _rounds(trace: dict[str, Any]) -> list[RoundView]:
+    views: list[RoundView] = []
+    for raw in trace.get("rounds") or []:
+        documents = raw.get("documents") or []
+        views.append(
+            RoundView(
+                round=int(raw.get("round", 0)),
+                queries=[str(q) for q in raw.get("queries") or []],
+                results=len(raw.get("results") or []),
+                used=[str(d.get("url", "")) for d in documents if d.get("used")],
+                unused=[
+                    (str(d.get("url", "")), str(d.get("reason", "")))
+                    for d in documents
+                    if not d.get("used")
+                ],
+                search_errors=[str(e) for e in raw.get("search_errors") or []],
+            )
+        )
+    return views
+
+
+def _guard_reports(trace: dict[str, Any]) -> list[GuardReport]:
+    reports = []
+    for raw in trace.get("guard") or []:
+        try:
+            reports.append(GuardReport.model_validate(raw))
+        except ValueError:
+            continue  # an older trace shape: shown as absent rather than failing the page
+    return reports
+
+
+def load_item(session: Session, request_id: int) -> ItemView | None:
+    request = session.get(Request, request_id)
+    if request is None:
+        return None
+    decision = session.scalars(
+        select(DecisionRow)
+        .where(DecisionRow.request_id == request_id)
+        .options(selectinload(DecisionRow.evidence), selectinload(DecisionRow.llm_calls))
+        .order_by(DecisionRow.id.desc())
+        .limit(1)
+    ).first()
+    count = int(
+        session.scalar(
+            select(func.count())
+            .select_from(DecisionRow)
+            .where(DecisionRow.request_id == request_id)
+        )
+        or 0
+    )
+    trace: dict[str, Any] = (decision.trace if decision is not None else None) or {}
+    evidence = [
+        EvidenceView(row=e, snapshot=_snapshot(session, e))
+        for e in (decision.evidence if decision else [])
+    ]
+    return ItemView(
+        request=request,
+        decision=decision,
+        decisions_count=count,
+        evidence=evidence,
+        guard_reports=_guard_reports(trace),
+        drafts=[str(d) for d in trace.get("drafts") or []],
+        analysis=trace.get("analysis"),
+        rounds=_rounds(trace),
+        history=review.history(session, request_id),
+        summons=dict(request.summons or {}),
+        target=dict(request.target or {}),
+    )
+
+
+def _snapshot(session: Session, evidence: EvidenceRow) -> DocumentRow | None:
+    """The page text the quote was taken from. Looked up by canonical URL and hash; a page
+    reached through a redirect is stored under its final URL, so the hash alone is the
+    fallback (it is a hash of the text itself)."""
+    if not evidence.content_hash:
+        return None
+    try:
+        key = canonical_url(evidence.url)
+    except ValueError:
+        key = evidence.url
+    found = snapshot_for(session, key, evidence.content_hash)
+    if found is None:
+        found = session.scalars(
+            select(DocumentRow)
+            .where(DocumentRow.content_hash == evidence.content_hash)
+            .order_by(DocumentRow.id)
+            .limit(1)
+        ).first()
+    return found

@@ -1,0 +1,89 @@
+"""The benchmarks run end to end in a tiny configuration and report what they promise.
+
+No timing is asserted: these pin that each benchmark drives the real pipeline through its
+fixture world and returns its numbers, not how fast anything is.
+"""
+
+from __future__ import annotations
+
+from bench import fixtures, pipeline_cost, pipeline_latency, pipeline_memory
+from bench.world import FixtureSearch, extraction_items
+from pipeline.evidence import normalise
+
+# A High-tier refutation, a post that needs a second round, and an opinion.
+TINY_POSTS = ("p01", "p11", "p14")
+
+
+def test_fixture_pages_are_article_length_and_keep_their_key_sentences() -> None:
+    pages = fixtures.all_pages()
+    assert len(fixtures.POSTS) == 20
+    assert {p.publisher.tier for p in pages} == {"high", "medium", "low"}
+    assert all(p.publisher.domain.endswith(".example") for p in pages)
+    for page in pages:
+        doc = fixtures.document(page.url)
+        assert doc.ok and 500 <= doc.word_count <= 2700, (page.url, doc.word_count)
+        for key in page.key:
+            assert normalise(key) in normalise(doc.text), (page.url, key)
+        # The scripted extractor quotes a page only from text it was actually sent.
+        assert extraction_items(page, "") == []
+
+
+def test_fixture_search_returns_only_the_tier_asked_for_through_site_filters() -> None:
+    search = FixtureSearch(delay_s=0.0)
+    query = fixtures.POSTS[0].queries[0]
+    every_tier = search.search(query, limit=10)
+    high = search.search(query, limit=10, sites=["health-ministry.example", "wire-agency.example"])
+    assert len(every_tier) > len(high) > 0
+    assert all(r.url.startswith("http://health-ministry.example/") for r in high)
+    assert search.calls == 2
+
+
+def test_latency_benchmark_runs_both_modes_and_reports_expected_keys() -> None:
+    cfg = pipeline_latency.LatencyConfig(post_ids=TINY_POSTS).scaled(0.01)
+    runs = pipeline_latency.measure(cfg)
+    result = pipeline_latency.report(runs, cfg)
+    for mode in ("concurrent", "sequential"):
+        for stat in ("p50_s", "p95_s", "mean_s"):
+            assert f"{mode}_{stat}" in result
+        assert f"{mode}_mean_research_s" in result
+    assert {"ratio_p50", "ratio_mean", "muse_order_p50_s", "llm_calls_concurrent"} <= set(result)
+    assert result["posts"] == 3
+    # Both modes reach the same decisions with the same calls; only the scheduling differs.
+    assert result["same_outcome_posts"] == 3
+    assert result["llm_calls_concurrent"] == result["llm_calls_sequential"] > 3
+    by_post = {r.post_id: r for r in runs if r.mode == "concurrent"}
+    assert by_post["p11"].calls("requery") == 1
+    assert by_post["p14"].searches == 0
+    assert by_post["p01"].outcome == "reply/refuted"
+
+
+def test_cost_benchmark_compares_our_prompts_with_whole_page_extraction() -> None:
+    result = pipeline_cost.run(pipeline_cost.CostConfig(post_ids=("p11", "p14")))
+    expected = {
+        "ours_prompt_tokens_mean",
+        "ours_prompt_tokens_p50",
+        "reference_prompt_tokens_mean",
+        "reference_prompt_tokens_p50",
+        "prompt_ratio_mean",
+        "extraction_prompt_ratio",
+        "ours_completion_tokens_mean",
+        "reference_completion_tokens_mean",
+    }
+    assert expected <= set(result)
+    assert result["posts"] == 2
+    assert result["ours_extraction_calls_per_post"] > 0
+    # Whole pages are longer than the relevant passages of the same pages.
+    assert (
+        result["reference_tokens_per_extraction_call"] > result["ours_tokens_per_extraction_call"]
+    )
+
+
+def test_memory_benchmark_measures_a_real_factnote_check_process() -> None:
+    post = next(p for p in fixtures.POSTS if p.scenario == "no_evidence")
+    cfg = pipeline_memory.MemoryConfig(post_id=post.id, index_post_ids=(post.id,), with_llm=False)
+    result = pipeline_memory.run(cfg)
+    assert result["index_documents"] == len(post.pages)
+    assert result["no_llm_exit_code"] == 0
+    assert result["no_llm_needs_llm"] == 1
+    assert result["no_llm_peak_rss_mib"] > 50  # it loaded the embedding model, at the least
+    assert "with_llm_peak_rss_mib" not in result

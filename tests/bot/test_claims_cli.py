@@ -1,0 +1,103 @@
+"""`factnote claims import | match` via typer's runner, on fixture files, a local HTTP server
+and a real claim index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from typer.testing import CliRunner
+
+from bot.commands.claims import app
+from pipeline.config import FetchConfig
+from tests.fakes.http_server import LocalHTTPServer, Route
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
+
+runner = CliRunner()
+
+
+def match_json(index: Path, text: str, *extra: str) -> list[dict[str, object]]:
+    result = runner.invoke(app, ["match", text, "--json", "--index", str(index), *extra])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert isinstance(payload, list)
+    return payload
+
+
+def test_import_files_then_match_a_paraphrase(tmp_path: Path) -> None:
+    index = tmp_path / "claims.sqlite"
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            str(FIXTURES / "factcheck_api.json"),
+            str(FIXTURES / "graph_numeric.html"),
+            "--index",
+            str(index),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "factcheck_api.json: 3 review(s), 3 new or changed, 1 unrated" in result.stdout
+    assert "graph_numeric.html: 2 review(s), 2 new or changed, 1 unrated" in result.stdout
+    assert "claim index holds 5 review(s)" in result.stdout
+
+    found = match_json(index, "If you eat carrots you can see in the complete dark.")
+    # Two publishers reviewed the claim: two matches.
+    assert {m["record"]["review_url"] for m in found} == {
+        "https://checkers.example/fact-check/carrots-night-vision",
+        "https://verificadores.example/es/zanahorias",
+    }
+    assert all(m["strength"] == "strong" and m["record"]["rating"] == "false" for m in found)
+
+    again = runner.invoke(
+        app, ["import", str(FIXTURES / "factcheck_api.json"), "--index", str(index)]
+    )
+    assert "3 review(s), 0 new or changed" in again.stdout
+
+
+def test_match_prints_a_table_and_flags_old_reviews(tmp_path: Path) -> None:
+    index = tmp_path / "claims.sqlite"
+    runner.invoke(app, ["import", str(FIXTURES / "graph_numeric.html"), "--index", str(index)])
+    result = runner.invoke(
+        app,
+        ["match", "You can see the Great Wall of China from the Moon.", "--index", str(index)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "strong" in result.stdout and "misleading" in result.stdout
+    # Reviewed in mid-2025: over the default two-year window only from mid-2027 on, so the
+    # flag depends on today's date; the JSON says which and by how many days.
+    [top] = match_json(index, "You can see the Great Wall of China from the Moon.", "--limit", "1")
+    assert top["possibly_outdated"] is (top["age_days"] > 730)
+    assert runner.invoke(app, ["match", "Penguins fly.", "--index", str(index)]).stdout.strip() == (
+        "no matching fact-check"
+    )
+    everything = match_json(index, "Penguins fly.", "--all")
+    assert everything and all(m["strength"] == "none" for m in everything)
+
+
+def test_import_a_url_reads_its_json_ld(tmp_path: Path) -> None:
+    index = tmp_path / "claims.sqlite"
+    html = (FIXTURES / "nested_item_reviewed.html").read_text(encoding="utf-8")
+    with LocalHTTPServer() as server:
+        server.add("/check", Route(body=html))
+        server.add("/empty", Route(body="<html><body>No markup here.</body></html>"))
+        obj = SimpleNamespace(fetch=FetchConfig(allow_hosts=["127.0.0.1"]))
+        result = runner.invoke(
+            app,
+            ["import", server.url("/check"), server.url("/empty"), "--index", str(index)],
+            obj=obj,
+        )
+        check_url = server.url("/check")
+    assert result.exit_code == 1
+    assert f"{check_url}: 1 review(s), 1 new or changed, 0 unrated" in result.stdout
+    assert "no ClaimReview or Fact Check API claims" in result.stderr
+    [found] = match_json(index, "Hot lemon water kills the flu virus in the throat.")
+    assert found["record"]["review_url"] == "https://checkers.example/fact-check/lemon-water-flu"
+
+
+def test_match_without_an_index_says_how_to_make_one(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["match", "anything", "--index", str(tmp_path / "none.sqlite")])
+    assert result.exit_code == 1
+    assert "factnote claims import" in result.stderr

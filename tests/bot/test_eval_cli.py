@@ -1,0 +1,116 @@
+"""`factnote eval authority | claims` via typer's runner, with the real retriever and model on
+a hand-made Task 5 file, and a scripted OpenAI-compatible server for the verdicts."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from typer.testing import CliRunner
+
+from bot.commands.evaluate import app
+from pipeline.taskfive import read_qrels, read_run, retrieval_scores
+from tests.fakes.openai_server import FakeLLM, Reply
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "taskfive"
+DATA = FIXTURES / "three_rumors.jsonl"
+QRELS = FIXTURES / "three_rumors_qrels.txt"
+
+runner = CliRunner()
+
+
+def test_authority_prints_map_and_recall_lines_and_writes_the_run(tmp_path: Path) -> None:
+    run_file = tmp_path / "run.trec"
+    result = runner.invoke(
+        app,
+        ["authority", "--data", str(DATA), "--qrels", str(QRELS), "--run-out", str(run_file)],
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    assert re.fullmatch(r"MAP \d\.\d{3}", lines[0]) and re.fullmatch(r"R@5 \d\.\d{3}", lines[1])
+    # The printed numbers are the scorer's verdict on the run file that was written.
+    run = read_run(run_file)
+    assert set(run) == {"T5_001", "T5_002", "T5_003"}
+    assert all(len(ids) <= 5 for ids in run.values())
+    scores = retrieval_scores(run, read_qrels(QRELS))
+    assert lines == [f"MAP {scores.map:.3f}", f"R@5 {scores.recall_at_5:.3f}"]
+    # The statements that answer these rumors are found among the first five.
+    assert lines[1] == "R@5 1.000"
+    first_line = run_file.read_text().splitlines()[0].split()
+    assert first_line[1] == "Q0" and first_line[3] == "1" and first_line[5] == "factnote"
+
+
+def test_authority_json_output(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["authority", "--data", str(DATA), "--qrels", str(QRELS), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["rumors_scored"] == 2 and payload["rumors_retrieved"] == 3
+    assert 0.0 <= payload["map"] <= 1.0 and payload["recall_at_5"] == 1.0
+    assert "macro_f1" not in payload  # no LLM configured
+
+
+def test_authority_with_an_llm_also_scores_the_verdicts(fake_llm: FakeLLM) -> None:
+    def stance(body: dict[str, Any]) -> Reply:
+        text = body["messages"][-1]["content"]
+        if "did not burn down" in text or "minor fire" in text:
+            return Reply.json({"stance": "refutes", "confidence": 0.9})
+        if "marathon will take place" in text:
+            return Reply.json({"stance": "supports", "confidence": 0.8})
+        return Reply.json({"stance": "not_enough_info", "confidence": 0.6})
+
+    fake_llm.script("AuthorityStanceAnswer", stance)
+    result = runner.invoke(
+        app,
+        ["authority", "--data", str(DATA), "--qrels", str(QRELS), "--json"],
+        obj=SimpleNamespace(llm=fake_llm.config()),
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["predictions"]["T5_001"]["label"] == "REFUTES"
+    assert payload["predictions"]["T5_002"]["label"] == "SUPPORTS"
+    assert payload["predictions"]["T5_003"]["label"] == "NOT ENOUGH INFO"
+    assert payload["macro_f1"] == 1.0 and payload["strict_macro_f1"] == 1.0
+    # Up to five statements per rumor were judged, one call each.
+    assert fake_llm.calls("AuthorityStanceAnswer") == 5 + 5 + 3
+
+    text = runner.invoke(
+        app,
+        ["authority", "--data", str(DATA), "--qrels", str(QRELS)],
+        obj=SimpleNamespace(llm=fake_llm.config()),
+    )
+    assert text.stdout.splitlines()[2:] == ["Macro-F1 1.000", "Strict-Macro-F1 1.000"]
+
+
+def test_authority_reports_unreadable_data(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    result = runner.invoke(app, ["authority", "--data", str(bad), "--qrels", str(QRELS)])
+    assert result.exit_code == 2
+    assert "missing 'rumor'" in result.stderr
+
+
+def test_claims_reports_precision_and_recall_at_both_thresholds(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps({"rumor_id": "T5_002", "text": "Heat forces the city marathon into October."})
+        + "\n"
+        + json.dumps({"text": "Penguins can fly across the Atlantic."})
+        + "\n"
+    )
+    result = runner.invoke(app, ["claims", "--rumors", str(DATA), "--data", str(cases), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["positives"], report["negatives"]) == (1, 1)
+    weak = report["weak"]
+    assert weak["recall"] == 1.0 and weak["precision"] == 1.0
+    lowest = report["sweep"][0]
+    assert lowest["threshold"] == 0.3 and lowest["correct"] == 1
+
+    table = runner.invoke(app, ["claims", "--rumors", str(DATA), "--data", str(cases)])
+    assert table.exit_code == 0
+    assert "1 paraphrases, 1 negatives" in table.stdout
+    assert re.search(r"weak >= 0\.\d{3}: precision 1\.000 recall 1\.000", table.stdout)

@@ -1,0 +1,117 @@
+"""`/metrics`: open without login, Prometheus text format, values read from the database."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import func, select
+
+from bot.config import load_settings
+from bot.web.app import create_app
+from pipeline.records import utcnow
+from storage.db import Database
+from storage.models import Cursor, DecisionRow, LLMCallRow, RateBudgetRow, Request, RequestState
+from tests.bot.web.seed import Spec, seed
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(client: TestClient) -> Samples:
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=")
+    samples: Samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+@pytest.fixture
+def client(db: Database) -> TestClient:
+    settings = load_settings(database_url=db.url)
+    return TestClient(create_app(settings, db, secret="s"))
+
+
+def test_metrics_need_no_login_and_match_the_rows(db: Database, client: TestClient) -> None:
+    seed(db)
+    samples = scrape(client)
+    with db.session() as session:
+        states = Counter(session.scalars(select(Request.state)))
+        prompt, completion, cost = session.execute(
+            select(
+                func.sum(LLMCallRow.prompt_tokens),
+                func.sum(LLMCallRow.completion_tokens),
+                func.sum(LLMCallRow.cost_usd),
+            )
+        ).one()
+        decisions = session.scalars(select(DecisionRow)).all()
+        statuses = Counter(d.status for d in decisions)
+        with_total = sum(1 for d in decisions if "total" in d.timings)
+        problems = Counter(
+            p.split(":")[0]
+            for d in decisions
+            for g in d.trace.get("guard", [])
+            for p in g["problems"]
+        )
+    for state, count in states.items():
+        assert samples[("factnote_requests", (("state", state),))] == count
+    assert samples[("factnote_requests", (("state", "queued"),))] == 0
+    assert samples[("factnote_review_queue_depth", ())] == states["awaiting_review"]
+    for status, count in statuses.items():
+        assert samples[("factnote_decisions_total", (("status", status),))] == count
+    model = ("model", "fake-model")
+    assert samples[("factnote_llm_tokens_total", (("kind", "prompt"), model))] == prompt
+    assert samples[("factnote_llm_tokens_total", (("kind", "completion"), model))] == completion
+    assert samples[("factnote_llm_cost_usd_total", (model,))] == pytest.approx(cost)
+    assert samples[("factnote_stage_latency_seconds_count", (("stage", "total"),))] == with_total
+    assert (
+        samples[("factnote_stage_latency_seconds_bucket", (("le", "10.0"), ("stage", "total")))]
+        == 0
+    )  # seeded totals are 11.76 s
+    assert (
+        samples[("factnote_stage_latency_seconds_bucket", (("le", "30.0"), ("stage", "total")))]
+        == with_total
+    )
+    for rule, count in problems.items():
+        assert samples[("factnote_guard_failures_total", (("rule", rule),))] == count
+
+
+def test_platform_errors_are_reported(db: Database, client: TestClient) -> None:
+    world = seed(db, [Spec("posting", RequestState.POSTING)])
+    now = utcnow()
+    with db.transaction() as session:
+        session.add(
+            Cursor(adapter="x", last_poll_at=now, last_error="RateLimited: 429", last_error_at=now)
+        )
+        session.add(Cursor(adapter="local", last_poll_at=now))
+        session.add(RateBudgetRow(adapter="x", endpoint="mentions", limit=450, remaining=12))
+        request = session.get(Request, world.ids["posting"])
+        assert request is not None
+        request.post_attempts = 1
+        request.last_error = "PlatformError: 503"
+    samples = scrape(client)
+    assert samples[("factnote_platform_poll_failing", (("adapter", "x"),))] == 1
+    assert samples[("factnote_platform_poll_failing", (("adapter", "local"),))] == 0
+    assert samples[("factnote_platform_last_error_timestamp_seconds", (("adapter", "x"),))] == (
+        pytest.approx(now.timestamp())
+    )
+    assert samples[("factnote_platform_posting_errors", (("platform", "local"),))] == 1
+    assert (
+        samples[("factnote_platform_rate_remaining", (("adapter", "x"), ("endpoint", "mentions")))]
+        == 12
+    )
+
+
+def test_metrics_see_rows_written_by_another_process(
+    db: Database, client: TestClient, tmp_path: Path
+) -> None:
+    assert scrape(client)[("factnote_review_queue_depth", ())] == 0
+    other = Database(db.url)  # another process's connection to the same database
+    seed(other, [Spec("a", RequestState.AWAITING_REVIEW), Spec("b", RequestState.AWAITING_REVIEW)])
+    other.dispose()
+    assert scrape(client)[("factnote_review_queue_depth", ())] == 2

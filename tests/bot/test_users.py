@@ -1,0 +1,155 @@
+"""Accounts: argon2 hashes, authentication, disabling, and the `factnote users` commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from bot import users
+from bot.cli import app
+from storage.db import Database
+from storage.models import User
+
+runner = CliRunner()
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def cheap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        users, "HASHER", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    )
+    monkeypatch.setattr(users, "_dummy_hash", None)
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cheap: None) -> Database:
+    monkeypatch.delenv("FACTNOTE_CONFIG", raising=False)
+    url = f"sqlite:///{tmp_path / 'factnote.db'}"
+    monkeypatch.setenv("FACTNOTE_DATABASE_URL", url)
+    return Database(url)
+
+
+def test_passwords_are_stored_as_argon2id_hashes_with_the_default_cost(db: Database) -> None:
+    users.add_user(db, "ann_demo", PASSWORD, "admin")
+    with db.session() as session:
+        stored = session.scalars(select(User.password_hash)).one()
+    assert stored.startswith("$argon2id$") and PASSWORD not in stored
+    assert not users.HASHER.check_needs_rehash(stored)
+    assert users.authenticate(db, "ann_demo", PASSWORD) is not None
+
+
+def test_authenticate_accepts_only_the_right_password_of_an_active_user(
+    db: Database, cheap: None
+) -> None:
+    users.add_user(db, "ann_demo", PASSWORD, "moderator")
+    account = users.authenticate(db, "ann_demo", PASSWORD)
+    assert account is not None and account.role == "moderator" and account.last_login_at
+    assert users.authenticate(db, "ann_demo", PASSWORD + "!") is None
+    assert users.authenticate(db, "nobody_demo", PASSWORD) is None
+    users.disable_user(db, "ann_demo")
+    assert users.authenticate(db, "ann_demo", PASSWORD) is None
+    users.enable_user(db, "ann_demo")
+    assert users.authenticate(db, "ann_demo", PASSWORD) is not None
+
+
+class CountingHasher(PasswordHasher):
+    calls: list[str]
+
+    def verify(self, hash: str | bytes, password: str | bytes) -> bool:
+        type(self).calls.append(str(hash))
+        return super().verify(hash, password)
+
+
+def test_an_unknown_user_costs_one_argon2_verification_too(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    CountingHasher.calls = []
+    monkeypatch.setattr(
+        users, "HASHER", CountingHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    )
+    monkeypatch.setattr(users, "_dummy_hash", None)
+    users.add_user(db, "ann_demo", PASSWORD, "moderator")
+    assert users.authenticate(db, "nobody_demo", PASSWORD) is None
+    assert users.authenticate(db, "ann_demo", "wrong password") is None
+    calls = CountingHasher.calls
+    assert len(calls) == 2 and all(c.startswith("$argon2id$") for c in calls)
+
+
+@pytest.mark.parametrize(
+    ("username", "password", "role", "message"),
+    [
+        ("ann_demo", "short", "admin", "at least"),
+        ("ann demo", PASSWORD, "admin", "username"),
+        ("ann_demo", PASSWORD, "owner", "role"),
+    ],
+)
+def test_bad_accounts_are_refused(
+    db: Database, cheap: None, username: str, password: str, role: str, message: str
+) -> None:
+    with pytest.raises(users.UserError, match=message):
+        users.add_user(db, username, password, role)
+
+
+def test_a_username_is_unique(db: Database, cheap: None) -> None:
+    users.add_user(db, "ann_demo", PASSWORD, "admin")
+    with pytest.raises(users.UserError, match="exists"):
+        users.add_user(db, "ann_demo", PASSWORD, "moderator")
+
+
+def test_disabling_and_logout_bump_the_session_version(db: Database, cheap: None) -> None:
+    first = users.add_user(db, "ann_demo", PASSWORD, "admin")
+    users.end_sessions(db, first.id)
+    users.disable_user(db, "ann_demo")
+    account = users.get_user(db, first.id)
+    assert account is not None and account.session_version == first.session_version + 2
+
+
+def test_cli_adds_a_user_with_the_password_from_stdin(cli_env: Database) -> None:
+    result = runner.invoke(
+        app,
+        ["users", "add", "ann_demo", "--role", "admin", "--password-stdin"],
+        input=PASSWORD + "\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "added ann_demo (admin)" in result.output
+    assert users.authenticate(cli_env, "ann_demo", PASSWORD) is not None
+    listed = runner.invoke(app, ["users", "list", "--json"])
+    assert '"username": "ann_demo"' in listed.output
+
+
+def test_cli_prompts_for_the_password_twice(cli_env: Database) -> None:
+    result = runner.invoke(
+        app, ["users", "add", "bo_demo", "--role", "moderator"], input=f"{PASSWORD}\n{PASSWORD}\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert PASSWORD not in result.output  # hidden input
+    assert users.authenticate(cli_env, "bo_demo", PASSWORD) is not None
+
+
+def test_cli_has_no_password_argument(cli_env: Database) -> None:
+    result = runner.invoke(
+        app, ["users", "add", "ann_demo", "--role", "admin", "--password", PASSWORD]
+    )
+    assert result.exit_code != 0
+    assert users.list_users(cli_env) == []
+
+
+def test_cli_disables_a_user_and_reports_unknown_ones(cli_env: Database) -> None:
+    users.add_user(cli_env, "ann_demo", PASSWORD, "moderator")
+    assert runner.invoke(app, ["users", "disable", "ann_demo"]).exit_code == 0
+    assert users.authenticate(cli_env, "ann_demo", PASSWORD) is None
+    missing = runner.invoke(app, ["users", "disable", "nobody_demo"])
+    assert missing.exit_code == 1 and "no user" in missing.output
+
+
+def test_cli_refuses_a_weak_password(cli_env: Database) -> None:
+    result = runner.invoke(
+        app, ["users", "add", "ann_demo", "--role", "admin", "--password-stdin"], input="short\n"
+    )
+    assert result.exit_code == 1
+    assert users.list_users(cli_env) == []

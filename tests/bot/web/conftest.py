@@ -1,0 +1,100 @@
+"""A seeded database, an admin and a moderator, and the review app over them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
+
+from bot import users
+from bot.config import Settings, load_settings
+from bot.web.app import create_app
+from storage.db import Database
+from tests.bot.web.seed import World, seed
+
+PASSWORD = "correct horse battery"
+ADMIN = "admin_demo"
+MODERATOR = "mod_demo"
+_CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+def cheap_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argon2 with small parameters: the production cost (~0.3 s per verify here) would make
+    dozens of logins slow; the code path is the same."""
+    monkeypatch.setattr(
+        users, "HASHER", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    )
+    monkeypatch.setattr(users, "_dummy_hash", None)
+
+
+@dataclass
+class AppEnv:
+    db: Database
+    settings: Settings
+    world: World
+    outbox: Path
+
+    def client(self) -> TestClient:
+        return TestClient(create_app(self.settings, self.db, secret="test-secret"))
+
+
+@pytest.fixture
+def app_env(tmp_path: Path, cheap_hashes: None) -> Iterator[AppEnv]:
+    db = Database(f"sqlite:///{tmp_path / 'factnote.db'}")
+    world = seed(db)
+    users.add_user(db, ADMIN, PASSWORD, "admin")
+    users.add_user(db, MODERATOR, PASSWORD, "moderator")
+    settings = load_settings(database_url=db.url, mode="review")
+    settings.local.enabled = True
+    settings.local.inbox = str(tmp_path / "inbox")
+    settings.local.outbox = str(tmp_path / "outbox.jsonl")
+    yield AppEnv(db=db, settings=settings, world=world, outbox=tmp_path / "outbox.jsonl")
+    db.dispose()
+
+
+def csrf_of(html: str) -> str:
+    match = _CSRF_RE.search(html)
+    assert match, "no CSRF field in the page"
+    return match.group(1)
+
+
+def login(client: TestClient, username: str, password: str = PASSWORD) -> str:
+    """Log in through the form; returns the session's CSRF token."""
+    page = client.get("/login")
+    response = client.post(
+        "/login",
+        data={"username": username, "password": password, "csrf_token": csrf_of(page.text)},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303, response.text
+    return csrf_of(client.get("/queue").text)
+
+
+@dataclass
+class Session:
+    client: TestClient
+    token: str
+
+    def post(self, url: str, **data: object) -> httpx.Response:
+        return self.client.post(
+            url, data={"csrf_token": self.token, **data}, follow_redirects=False
+        )
+
+
+@pytest.fixture
+def moderator(app_env: AppEnv) -> Session:
+    client = app_env.client()
+    return Session(client, login(client, MODERATOR))
+
+
+@pytest.fixture
+def admin(app_env: AppEnv) -> Session:
+    client = app_env.client()
+    return Session(client, login(client, ADMIN))
