@@ -10,7 +10,9 @@ import typer
 
 from bot.commands import (
     check,
+    claims,
     demo,
+    evaluate,
     fetch,
     guard,
     index,
@@ -64,6 +66,8 @@ app.command("serve")(serve.command)
 app.add_typer(users.app, name="users")
 app.command("report")(report.report_command)
 app.command("export")(report.export_command)
+app.add_typer(claims.app, name="claims")
+app.add_typer(evaluate.app, name="eval")
 
 
 def main() -> None:

@@ -72,6 +72,7 @@ class RuntimeConfig(BaseModel):
     ignore_bots: bool = True
     known_bots: list[str] = Field(default_factory=list)
     maintenance_interval_s: float = 30.0
+    timeline_interval_s: float = 3600.0  # authority timelines pulled this often
 
 
 class Settings(BaseSettings):

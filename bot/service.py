@@ -21,6 +21,7 @@ from bot.config import Settings
 from bot.intake import PollResult, poll
 from bot.posting import post_due
 from bot.runtime import Runtime
+from bot.timelines import PullReport, pull_timelines
 from bot.triage import triage_pending
 from bot.worker import Worker
 from pipeline.records import utcnow
@@ -58,6 +59,7 @@ class CycleReport:
     processed: int = 0
     posted: int = 0
     expired: int = 0
+    timelines: PullReport = field(default_factory=PullReport)
 
 
 class Bot:
@@ -90,6 +92,9 @@ class Bot:
         triage_pending(self.db, self.settings.runtime, self.bot_handles())
         return result
 
+    def pull_timelines(self) -> PullReport:
+        return pull_timelines(self.runtime.kit, self.adapters)
+
     def maintenance(self) -> tuple[int, int]:
         expired = len(review.expire_overdue(self.db))
         posted = post_due(self.db, self.adapters, self.settings.runtime)
@@ -98,6 +103,7 @@ class Bot:
     def run_once(self) -> CycleReport:
         report = CycleReport()
         self.start()
+        report.timelines = self.pull_timelines()
         for name, adapter in self.adapters.items():
             report.polls.append(poll(adapter, self.db, self.settings.adapter_mode(name)))
         report.triaged = triage_pending(self.db, self.settings.runtime, self.bot_handles())
@@ -128,6 +134,15 @@ class Bot:
             id="drain",
             max_instances=1,
             coalesce=True,
+        )
+        scheduler.add_job(
+            self.pull_timelines,
+            "interval",
+            seconds=self.settings.runtime.timeline_interval_s,
+            id="authority-timelines",
+            max_instances=1,
+            coalesce=True,
+            next_run_time=utcnow(),
         )
         scheduler.add_job(
             self.maintenance,

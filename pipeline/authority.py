@@ -29,6 +29,7 @@ cancel one that does; |mean| below the threshold (0.15) means not enough informa
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import threading
@@ -75,6 +76,9 @@ CREATE TABLE IF NOT EXISTS statements (
 );
 CREATE INDEX IF NOT EXISTS statements_account ON statements(account, created_ts);
 """
+
+# bm25s sets its own logger to DEBUG at import, which floods every command's output.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 class AuthorityIndexError(RuntimeError):

@@ -32,7 +32,7 @@ import lxml.html
 from pipeline.claims import ClaimRecord, ClaimSource, normalise_rating
 from pipeline.credibility import registrable_domain
 from pipeline.extract import decode_body, parse_content_type, parse_date
-from pipeline.fetch import Fetcher
+from pipeline.fetch import Fetcher, FetchFailure
 
 _MAX_DEPTH = 12  # JSON-LD nesting deeper than this is not a publisher's markup
 
@@ -284,10 +284,10 @@ def fetch_records(url: str, fetcher: Fetcher) -> list[ClaimRecord]:
     """Fetch a fact-check page and read its ClaimReview markup. Raises `ClaimImportError`
     when the page cannot be fetched (with the fetcher's reason)."""
     try:
-        # The fetcher's public `fetch` returns extracted main text, and JSON-LD lives in
-        # <script> tags that extraction drops, so the raw body is needed here.
-        body = fetcher._download(url)
-    except Exception as exc:  # fetch._Failure carries the precise reason in its message
+        # `fetch` returns extracted main text, and JSON-LD lives in <script> tags that
+        # extraction drops, so the raw body is needed here.
+        body = fetcher.fetch_raw(url)
+    except FetchFailure as exc:
         raise ClaimImportError(f"cannot fetch {url}: {exc}") from exc
     media, charset = parse_content_type(body.content_type)
     text = decode_body(body.data, charset, html=media != "text/plain")

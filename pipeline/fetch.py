@@ -62,7 +62,7 @@ class MemoryDocumentStore:
             self._docs[doc.canonical_url] = doc
 
 
-class _Failure(Exception):
+class FetchFailure(Exception):
     """A page-level failure, carried up to `fetch` to become an ok=False Document."""
 
     def __init__(
@@ -80,7 +80,7 @@ class _Failure(Exception):
         self.content_type = content_type
 
 
-class _Body:
+class RawPage:
     def __init__(self, final_url: str, status_code: int, content_type: str, data: bytes) -> None:
         self.final_url = final_url
         self.status_code = status_code
@@ -129,13 +129,13 @@ class Fetcher:
             return cached.model_copy(update={"url": url})
         try:
             body = self._download(url)
-        except _Failure as download_failure:
+        except FetchFailure as download_failure:
             return _failed(url, requested, download_failure)
         try:
             doc = extract_document(url, body.data, body.content_type, final_url=body.final_url)
         except Exception as exc:
             # A parser crash on one hostile page must not take down the whole decision.
-            extraction_failure = _Failure(
+            extraction_failure = FetchFailure(
                 f"extraction failed: {type(exc).__name__}: {exc}",
                 final_url=body.final_url,
                 status_code=body.status_code,
@@ -160,7 +160,13 @@ class Fetcher:
             return None
         return doc
 
-    def _download(self, url: str) -> _Body:
+    def fetch_raw(self, url: str) -> RawPage:
+        """The raw body, under the same SSRF guard, caps and redirect rules as `fetch`, for
+        callers that need markup extraction drops (ClaimReview JSON-LD in <script> tags).
+        Raises `FetchFailure` with the precise reason."""
+        return self._download(url)
+
+    def _download(self, url: str) -> RawPage:
         cfg = self._cfg
         deadline = time.monotonic() + cfg.timeout_s
         current = url
@@ -168,7 +174,7 @@ class Fetcher:
             _check(current, cfg.allow_hosts)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _Failure(self._timeout_message(), final_url=current)
+                raise FetchFailure(self._timeout_message(), final_url=current)
             try:
                 request = self._client.build_request(
                     "GET",
@@ -183,7 +189,7 @@ class Fetcher:
                 if response.status_code in _REDIRECT_STATUSES:
                     location = response.headers.get("location")
                     if not location:
-                        raise _Failure(
+                        raise FetchFailure(
                             f"http {response.status_code} without location",
                             final_url=current,
                             status_code=response.status_code,
@@ -191,7 +197,7 @@ class Fetcher:
                     try:
                         current = str(response.url.join(location.strip()))
                     except (httpx.InvalidURL, ValueError) as exc:
-                        raise _Failure(
+                        raise FetchFailure(
                             f"invalid redirect location: {exc}",
                             final_url=current,
                             status_code=response.status_code,
@@ -200,25 +206,25 @@ class Fetcher:
                 return self._read(response, current, deadline)
             finally:
                 response.close()
-        raise _Failure("too many redirects", final_url=current)
+        raise FetchFailure("too many redirects", final_url=current)
 
-    def _read(self, response: httpx.Response, url: str, deadline: float) -> _Body:
+    def _read(self, response: httpx.Response, url: str, deadline: float) -> RawPage:
         cfg = self._cfg
         status = response.status_code
         header_type = response.headers.get("content-type", "")
         media, _charset = parse_content_type(header_type)
         if status >= 300:
-            raise _Failure(
+            raise FetchFailure(
                 f"http {status}", final_url=url, status_code=status, content_type=media or None
             )
         if media and media not in SUPPORTED_TYPES:
-            raise _Failure(
+            raise FetchFailure(
                 f"unsupported content type: {media}",
                 final_url=url,
                 status_code=status,
                 content_type=media,
             )
-        too_large = _Failure(
+        too_large = FetchFailure(
             f"too large: over {cfg.max_bytes} bytes",
             final_url=url,
             status_code=status,
@@ -234,23 +240,23 @@ class Fetcher:
                 if len(data) > cfg.max_bytes:
                     raise too_large
                 if time.monotonic() > deadline:
-                    raise _Failure(self._timeout_message(), final_url=url, status_code=status)
+                    raise FetchFailure(self._timeout_message(), final_url=url, status_code=status)
         except httpx.HTTPError as exc:
             raise self._network_failure(exc, url, status) from exc
         if not media:
             # No declared type: accept only what is recognisably HTML, never guess further.
             head = bytes(data[:1024]).lstrip().lower()
             if not head.startswith((b"<!doctype html", b"<html")):
-                raise _Failure(
+                raise FetchFailure(
                     "unsupported content type: (none)", final_url=url, status_code=status
                 )
             header_type = "text/html"
-        return _Body(url, status, header_type, bytes(data))
+        return RawPage(url, status, header_type, bytes(data))
 
     def _timeout_message(self) -> str:
         return f"timeout after {self._cfg.timeout_s}s"
 
-    def _network_failure(self, exc: Exception, url: str, status: int | None = None) -> _Failure:
+    def _network_failure(self, exc: Exception, url: str, status: int | None = None) -> FetchFailure:
         if isinstance(exc, UnresolvableHostError):
             message = f"dns: {exc}"
         elif isinstance(exc, SSRFError):
@@ -266,16 +272,16 @@ class Fetcher:
         else:
             # Anything else escaping httpx is still a failure of this page, not of the run.
             message = f"fetch error: {type(exc).__name__}: {exc}"
-        return _Failure(message, final_url=url, status_code=status)
+        return FetchFailure(message, final_url=url, status_code=status)
 
 
 def _check(url: str, allow_hosts: list[str]) -> None:
     try:
         check_url(url, allow_hosts)
     except UnresolvableHostError as exc:
-        raise _Failure(f"dns: {exc}", final_url=url) from exc
+        raise FetchFailure(f"dns: {exc}", final_url=url) from exc
     except SSRFError as exc:
-        raise _Failure(f"ssrf: {exc}", final_url=url) from exc
+        raise FetchFailure(f"ssrf: {exc}", final_url=url) from exc
 
 
 def _canonical_or_raw(url: str) -> str:
@@ -285,7 +291,7 @@ def _canonical_or_raw(url: str) -> str:
         return url.strip()
 
 
-def _failed(url: str, requested: str, failure: _Failure) -> Document:
+def _failed(url: str, requested: str, failure: FetchFailure) -> Document:
     final = failure.final_url
     return Document(
         url=url,

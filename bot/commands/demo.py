@@ -21,6 +21,10 @@ from bot.config import Settings
 from bot.runtime import Runtime, open_runtime
 from bot.service import Bot, build_adapters
 from bot.summary import overview
+from pipeline.claimreview import load_file
+from pipeline.claims import ClaimIndex
+from pipeline.credibility import PublisherTable
+from pipeline.relevance import get_embedder
 from storage.models import Request
 from storage.repositories import latest_decision
 
@@ -39,6 +43,8 @@ def command(
     DEMO_DIR.mkdir(parents=True)
     settings.database_url = f"sqlite:///{DEMO_DIR / 'factnote.db'}"
     settings.index_path = str(DEMO_DIR / "index.sqlite")
+    settings.claims.path = str(DEMO_DIR / "claims.sqlite")
+    settings.authority.path = str(DEMO_DIR / "authority.sqlite")
     settings.local.inbox = str(examples / "inbox")
     settings.local.outbox = str(DEMO_DIR / "outbox.jsonl")
     settings.local_inbox = settings.local_outbox = None
@@ -48,6 +54,10 @@ def command(
     settings.x.enabled = settings.bluesky.enabled = False
     settings.local.enabled = True
 
+    reviews = _import_claims(settings, examples / "claims")
+    console.print(
+        Text(f"claim index: {reviews} fictional fact-check(s) from {examples / 'claims'}")
+    )
     with open_runtime(settings) as runtime:
         assert runtime.kit.local_index is not None
         docs, errors = add_files(runtime.kit.local_index, [examples / "docs"])
@@ -62,6 +72,23 @@ def command(
         print_overview(overview(runtime.db), settings)
         _print_findings(runtime, console)
     console.print(Text(f"dry-run: nothing was posted. Audit data: {DEMO_DIR / 'factnote.db'}"))
+
+
+def _import_claims(settings: Settings, folder: Path) -> int:
+    """Fill the claim index before the runtime opens it (it opens only an existing file)."""
+    cfg = settings.pipeline()
+    records = [r for path in sorted(folder.glob("*.jsonld")) for r in load_file(path)]
+    index = ClaimIndex(
+        cfg.claims.path,
+        get_embedder(cfg.relevance),
+        cfg=cfg.claims,
+        publishers=PublisherTable.from_config(cfg.credibility),
+    )
+    try:
+        index.add(records)
+    finally:
+        index.close()
+    return len(records)
 
 
 def _print_findings(runtime: Runtime, console: Console) -> None:

@@ -85,5 +85,5 @@ def test_memory_benchmark_measures_a_real_factnote_check_process() -> None:
     assert result["index_documents"] == len(post.pages)
     assert result["no_llm_exit_code"] == 0
     assert result["no_llm_needs_llm"] == 1
-    assert result["no_llm_peak_rss_mib"] > 50  # it loaded the embedding model, at the least
+    assert result["no_llm_peak_rss_mib"] > 300  # torch and the embedding model, at the least
     assert "with_llm_peak_rss_mib" not in result

@@ -142,8 +142,12 @@ def test_demo_runs_end_to_end_and_reports_what_needs_an_llm(tmp_path: Path) -> N
     engine = create_engine(f"sqlite:///{tmp_path / 'data/demo/factnote.db'}")
     with engine.connect() as conn:
         count = conn.execute(text("SELECT count(*) FROM requests")).scalar()
+        replies = conn.execute(text("SELECT count(*) FROM requests WHERE state='dry_run'")).scalar()
     engine.dispose()
     assert count == len(list((REPO / "examples/inbox").glob("*.json")))
+    # Without an LLM, the posts matching a fictional fact-check get a templated reply.
+    assert replies == 2
+    assert "factcheck-desk.example/checks/northvale-5g-birds" in out
 
 
 def test_sigterm_stops_cleanly_without_half_done_requests(tmp_path: Path) -> None:
