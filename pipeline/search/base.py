@@ -272,3 +272,41 @@ def as_list(value: object) -> list[Any]:
 
 def as_str(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class ResultFields:
+    """Where one provider's result items keep the fields every result needs."""
+
+    url: str
+    title: str
+    snippet: str
+    published: Callable[[dict[str, Any]], datetime | None]
+
+
+def build_results(
+    provider: str, items: list[Any], query: str, limit: int, fields: ResultFields
+) -> list[SearchResult]:
+    """Ranked `SearchResult`s from a provider's result items: items that are not objects or
+    whose URL is not http(s) are skipped (a reader could not open them), ranks count from 1."""
+    results: list[SearchResult] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        url = as_str(item.get(fields.url))
+        if not url.startswith(("http://", "https://")):
+            continue
+        results.append(
+            SearchResult(
+                url=url,
+                title=as_str(item.get(fields.title)),
+                snippet=as_str(item.get(fields.snippet)),
+                provider=provider,
+                query=query,
+                rank=len(results) + 1,
+                published=fields.published(item),
+            )
+        )
+        if len(results) >= limit:
+            break
+    return results

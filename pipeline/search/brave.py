@@ -11,10 +11,11 @@ from pipeline.config import SearchConfig
 from pipeline.records import SearchResult
 from pipeline.search.base import (
     HttpSearchProvider,
+    ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
-    as_str,
+    build_results,
     parse_published,
     site_query,
 )
@@ -24,6 +25,15 @@ MAX_COUNT = 20
 # Brave rejects queries over 400 characters or 50 words.
 MAX_WORDS = 50
 MAX_CHARS = 400
+
+
+FIELDS = ResultFields(
+    url="url",
+    title="title",
+    snippet="description",
+    # `page_age` is an ISO timestamp; `age` is display text, often relative.
+    published=lambda i: parse_published(i.get("page_age")) or parse_published(i.get("age")),
+)
 
 
 class BraveSearch(HttpSearchProvider):
@@ -68,26 +78,4 @@ class BraveSearch(HttpSearchProvider):
         web = data.get("web")
         # No `web` section is how Brave answers a query without web results.
         items = as_list(web.get("results")) if isinstance(web, dict) else []
-        results: list[SearchResult] = []
-        for item in items:
-            if not isinstance(item, dict):
-                continue
-            url = as_str(item.get("url"))
-            if not url.startswith(("http://", "https://")):
-                continue
-            # `page_age` is an ISO timestamp; `age` is display text, often relative.
-            published = parse_published(item.get("page_age")) or parse_published(item.get("age"))
-            results.append(
-                SearchResult(
-                    url=url,
-                    title=as_str(item.get("title")),
-                    snippet=as_str(item.get("description")),
-                    provider=self.name,
-                    query=query,
-                    rank=len(results) + 1,
-                    published=published,
-                )
-            )
-            if len(results) >= limit:
-                break
-        return results
+        return build_results(self.name, items, query, limit, FIELDS)

@@ -12,10 +12,11 @@ from pipeline.config import SearchConfig
 from pipeline.records import SearchResult
 from pipeline.search.base import (
     HttpSearchProvider,
+    ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
-    as_str,
+    build_results,
     parse_published,
     site_query,
 )
@@ -28,6 +29,11 @@ MAX_WORDS = 32
 MAX_CHARS = 2048
 # Meta tags that carry a publication date, most specific first.
 _DATE_TAGS = ("article:published_time", "og:article:published_time", "datepublished")
+
+
+FIELDS = ResultFields(
+    url="link", title="title", snippet="snippet", published=lambda i: _published(i.get("pagemap"))
+)
 
 
 class GoogleSearch(HttpSearchProvider):
@@ -71,28 +77,8 @@ class GoogleSearch(HttpSearchProvider):
     def _parse(self, data: Any, query: str, limit: int) -> list[SearchResult]:
         if not isinstance(data, dict):
             raise SearchError("google: unexpected response shape (not a JSON object)")
-        results: list[SearchResult] = []
         # No `items` key is how the API says "no results".
-        for item in as_list(data.get("items")):
-            if not isinstance(item, dict):
-                continue
-            url = as_str(item.get("link"))
-            if not url.startswith(("http://", "https://")):
-                continue
-            results.append(
-                SearchResult(
-                    url=url,
-                    title=as_str(item.get("title")),
-                    snippet=as_str(item.get("snippet")),
-                    provider=self.name,
-                    query=query,
-                    rank=len(results) + 1,
-                    published=_published(item.get("pagemap")),
-                )
-            )
-            if len(results) >= limit:
-                break
-        return results
+        return build_results(self.name, as_list(data.get("items")), query, limit, FIELDS)
 
 
 def _published(pagemap: object) -> datetime | None:

@@ -12,12 +12,20 @@ from pipeline.config import SearchConfig
 from pipeline.records import SearchResult
 from pipeline.search.base import (
     HttpSearchProvider,
+    ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
-    as_str,
+    build_results,
     parse_published,
     site_query,
+)
+
+FIELDS = ResultFields(
+    url="url",
+    title="title",
+    snippet="content",
+    published=lambda i: parse_published(i.get("publishedDate")),
 )
 
 
@@ -75,24 +83,4 @@ class SearxngSearch(HttpSearchProvider):
     def _parse(self, data: Any, query: str, limit: int) -> list[SearchResult]:
         if not isinstance(data, dict):
             raise SearchError("searxng: unexpected response shape (not a JSON object)")
-        results: list[SearchResult] = []
-        for item in as_list(data.get("results")):
-            if not isinstance(item, dict):
-                continue
-            url = as_str(item.get("url"))
-            if not url.startswith(("http://", "https://")):
-                continue
-            results.append(
-                SearchResult(
-                    url=url,
-                    title=as_str(item.get("title")),
-                    snippet=as_str(item.get("content")),
-                    provider=self.name,
-                    query=query,
-                    rank=len(results) + 1,
-                    published=parse_published(item.get("publishedDate")),
-                )
-            )
-            if len(results) >= limit:
-                break
-        return results
+        return build_results(self.name, as_list(data.get("results")), query, limit, FIELDS)

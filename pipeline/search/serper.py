@@ -11,10 +11,11 @@ from pipeline.config import SearchConfig
 from pipeline.records import SearchResult
 from pipeline.search.base import (
     HttpSearchProvider,
+    ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
-    as_str,
+    build_results,
     parse_published,
     site_query,
 )
@@ -23,6 +24,11 @@ ENDPOINT = "https://google.serper.dev/search"
 MAX_NUM = 100
 # Serper forwards the query to Google, so Google's 32-word limit applies.
 MAX_WORDS = 32
+
+
+FIELDS = ResultFields(
+    url="link", title="title", snippet="snippet", published=lambda i: parse_published(i.get("date"))
+)
 
 
 class SerperSearch(HttpSearchProvider):
@@ -59,26 +65,6 @@ class SerperSearch(HttpSearchProvider):
     def _parse(self, data: Any, query: str, limit: int) -> list[SearchResult]:
         if not isinstance(data, dict):
             raise SearchError("serper: unexpected response shape (not a JSON object)")
-        results: list[SearchResult] = []
         # Only `organic`: answer boxes, "people also ask" and the knowledge graph are Google's
         # summaries, not pages a reader can check.
-        for item in as_list(data.get("organic")):
-            if not isinstance(item, dict):
-                continue
-            url = as_str(item.get("link"))
-            if not url.startswith(("http://", "https://")):
-                continue
-            results.append(
-                SearchResult(
-                    url=url,
-                    title=as_str(item.get("title")),
-                    snippet=as_str(item.get("snippet")),
-                    provider=self.name,
-                    query=query,
-                    rank=len(results) + 1,
-                    published=parse_published(item.get("date")),
-                )
-            )
-            if len(results) >= limit:
-                break
-        return results
+        return build_results(self.name, as_list(data.get("organic")), query, limit, FIELDS)
