@@ -33,6 +33,7 @@ from pipeline.claims import (
     verdict_for,
 )
 from pipeline.describe import detect_language, post_block
+from pipeline.images import describe_post_images
 from pipeline.llm import CallLedger, LLMError
 from pipeline.records import (
     ClaimAnalysis,
@@ -71,6 +72,11 @@ _STAGES: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
+def _undescribed_images(post: Post) -> bool:
+    owners = [post] + ([post.quoted] if post.quoted else [])
+    return any(not image.description for owner in owners for image in owner.images)
+
+
 class Checker:
     def __init__(self, kit: Toolkit) -> None:
         self.kit = kit
@@ -98,7 +104,7 @@ class _Run:
         self, kit: Toolkit, post: Post, platform: Platform, as_of: datetime, replay: bool
     ) -> None:
         self.kit = kit
-        self.post = post
+        self.post = post.model_copy(deep=True)  # image descriptions are filled in
         self.platform = platform
         self.as_of = as_of
         self.replay = replay
@@ -108,6 +114,7 @@ class _Run:
         self.lang = detect_language(post)
         # Known-claim matches not used as evidence: shown to moderators with every decision.
         self.suggestions: list[str] = []
+        self.notes: list[str] = []  # things worth knowing that did not stop the run
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -131,7 +138,7 @@ class _Run:
                 "lang": self.lang,
                 "trace": self.trace,
                 "timings": self.timings,
-                "reasons": [*reasons, *self.suggestions],
+                "reasons": [*reasons, *self.suggestions, *self.notes],
                 **fields,
             }
         )
@@ -155,6 +162,9 @@ class _Run:
 
     def _execute(self) -> Decision:
         use_llm = self.kit.llm.configured
+        if use_llm and _undescribed_images(self.post):
+            with self.timed("describe"):
+                self.notes.extend(describe_post_images(self.post, self.kit.llm, self.ledger))
         with self.timed("analyze"):
             analysis = (
                 analyze(self.post, self.kit.llm, self.ledger)

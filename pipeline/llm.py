@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
@@ -256,6 +256,16 @@ def _parse_text(answer: _Answer) -> str:
     return _check_answer(answer).strip()
 
 
+def _text_chars(content: object) -> int:
+    """Characters of a message's text (an image part counts nothing: its tokens are the
+    server's to report)."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(len(str(p.get("text", ""))) for p in content if isinstance(p, dict))
+    return 0
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -352,8 +362,10 @@ class LLMClient:
         schema: type[T],
         ledger: CallLedger,
         max_tokens: int | None = None,
+        images: Sequence[str] = (),
     ) -> T:
-        """Ask for a JSON object matching `schema` and return it validated.
+        """Ask for a JSON object matching `schema` and return it validated. `images` are
+        image URLs (or `data:` URLs) sent with the user message to a vision-capable model.
 
         Raises `LLMNotConfigured`, `LLMTransportError` or `LLMInvalidOutput`.
         """
@@ -374,6 +386,7 @@ class LLMClient:
             reask=_REASK,
             ledger=ledger,
             max_tokens=max_tokens,
+            images=images,
         )
 
     def text(
@@ -408,15 +421,22 @@ class LLMClient:
         reask: str,
         ledger: CallLedger,
         max_tokens: int | None,
+        images: Sequence[str] = (),
     ) -> R:
         if self._client is None:
             raise LLMNotConfigured(
                 f"{step}: no LLM endpoint/model configured (set llm.model and llm.base_url)",
                 step=step,
             )
-        base: list[dict[str, str]] = [
+        content: str | list[dict[str, Any]] = user
+        if images:
+            content = [
+                {"type": "text", "text": user},
+                *({"type": "image_url", "image_url": {"url": url}} for url in images),
+            ]
+        base: list[dict[str, Any]] = [
             {"role": "system", "content": system},
-            {"role": "user", "content": user},
+            {"role": "user", "content": content},
         ]
         tally = _Tally()
         started_at = utcnow()
@@ -462,7 +482,7 @@ class LLMClient:
         self,
         step: str,
         *,
-        base: list[dict[str, str]],
+        base: list[dict[str, Any]],
         response_format: dict[str, Any] | None,
         parse: Callable[[_Answer], R],
         reask: str,
@@ -494,7 +514,7 @@ class LLMClient:
     def _complete(
         self,
         step: str,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         response_format: dict[str, Any] | None,
         max_tokens: int,
         tally: _Tally,
@@ -556,7 +576,7 @@ class LLMClient:
             )
         return self._read(completion, messages, tally)
 
-    def _read(self, completion: Any, messages: list[dict[str, str]], tally: _Tally) -> _Answer:
+    def _read(self, completion: Any, messages: list[dict[str, Any]], tally: _Tally) -> _Answer:
         choices = completion.choices
         if choices:
             message = choices[0].message
@@ -570,7 +590,7 @@ class LLMClient:
         completion_tokens = getattr(usage, "completion_tokens", None)
         # Some local servers send no usage; chars/4 keeps cost and budget tracking meaningful.
         if prompt is None:
-            prompt = sum(len(m["content"]) for m in messages) // 4
+            prompt = sum(_text_chars(m["content"]) for m in messages) // 4
             tally.estimated = True
         if completion_tokens is None:
             completion_tokens = len(content) // 4
