@@ -258,7 +258,13 @@ def pipeline_config(fake: FakeLLM, concurrency: int | None = None) -> PipelineCo
     """Defaults everywhere, except: the fake LLM, the fixture publishers' tiers, the fictional
     hosts exempt from the SSRF guard's DNS check, no claim or authority index, and (when given)
     the research concurrency."""
-    research = ResearchConfig() if concurrency is None else ResearchConfig(concurrency=concurrency)
+    if concurrency is None:
+        research = ResearchConfig()
+    elif concurrency == 1:
+        # MUSE's order: one thing at a time, searches included.
+        research = ResearchConfig(concurrency=1, search_concurrency=1)
+    else:
+        research = ResearchConfig(concurrency=concurrency)
     return PipelineConfig(
         llm=fake.config(timeout_s=30.0),
         fetch=FetchConfig(allow_hosts=fixtures.HOSTS),

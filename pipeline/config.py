@@ -69,13 +69,15 @@ class RelevanceConfig(BaseModel):
     # passage = highest keeping recall >= 0.90 (P 0.59, R 0.90), since lost evidence costs more.
     page_threshold: float = 0.35
     passage_threshold: float = 0.24
-    passages_per_page: int = 4
+    passages_per_page: int = 3
 
 
 class ResearchConfig(BaseModel):
     max_rounds: int = 3  # STEEL: more did not help
     stop_after_refuting_pages: int = 2
     concurrency: int = 8  # pages fetched/extracted/scored at once within a tier
+    search_concurrency: int = 12  # searches at once (a round asks queries × tiers)
+    max_extractions_per_tier: int = 3  # most relevant pages per tier sent to the extractor
     max_pages_per_tier: int = 10
     beta: float = 0.7  # STEEL's over-confidence coefficient
     vote_threshold: float = 0.15  # CLEF's signed-vote threshold

@@ -50,15 +50,12 @@ def analyze_user(post_block: str, n_queries: int) -> str:
 
 EVIDENCE_SYSTEM = f"""You extract evidence for a fact-checker.
 {DATA_RULE}
-You get a social media post, the claims to verify, and passages from one web page. Copy, word for
-word, the sentences from the passages that bear on the claims:
-- "refutes": the passage states that a claim is false, or states facts incompatible with it;
-- "context": the passage gives important context the post leaves out, so that readers would be
-  misled without it (the claim is partly true, outdated, exaggerated or missing a key caveat);
-- "supports": the passage confirms the claim.
-Give at most two quotes per stance. Each quote must be an exact copy of text in the passages
-(one to three sentences), never a paraphrase. confidence is how certain you are that the quote
-has that stance towards the claim, from 0 to 1. If nothing bears on the claims, return no items.
+Given a post, the claims to verify and passages from one web page, copy word for word the
+sentences (one to three per quote, never paraphrased) that bear on the claims, each with a stance:
+"refutes" (states a claim is false or contradicts it), "context" (important context the post
+leaves out: partly true, outdated, exaggerated, missing a caveat) or "supports" (confirms it).
+At most two quotes per stance. confidence: how sure you are of that stance, 0 to 1.
+No quote bears on the claims: return no items.
 """
 
 

@@ -132,7 +132,11 @@ class Research:
         if evidence and should_stop_searching(evidence, self.cfg.research):
             rounds.append(RoundTrace(round=1, queries=[], documents=authority_uses))
             return ResearchOutcome(evidence, assessment, rounds, [], candidates[:10])
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="research") as pool:
+        search_workers = max(1, self.cfg.research.search_concurrency)
+        with (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="research") as pool,
+            ThreadPoolExecutor(max_workers=search_workers, thread_name_prefix="search") as io,
+        ):
             for number in range(1, self.cfg.research.max_rounds + 1):
                 trace = RoundTrace(round=number, queries=queries)
                 if number == 1:
@@ -145,9 +149,10 @@ class Research:
                     else self.cfg.search.results_retry
                 )
                 try:
-                    found = self._round(pool, trace, queries, limit, evidence, number)
+                    found = self._round(pool, io, trace, queries, limit, evidence, number)
                 except BaseException:
                     pool.shutdown(wait=False, cancel_futures=True)
+                    io.shutdown(wait=False, cancel_futures=True)
                     raise
                 for page, items in found:
                     evidence.extend(items)
@@ -239,6 +244,7 @@ class Research:
     def _round(
         self,
         pool: ThreadPoolExecutor,
+        io: ThreadPoolExecutor,
         trace: RoundTrace,
         queries: list[str],
         limit: int,
@@ -246,7 +252,9 @@ class Research:
         number: int,
     ) -> list[tuple[PreparedPage, list[Evidence]]]:
         searches: dict[Tier, list[Future[list[SearchResult]]]] = {
-            tier: [pool.submit(self._search, q, tier, limit, trace) for q in queries]
+            # Searches are cheap remote calls: all of them at once, on their own pool, so they
+            # never wait behind page work.
+            tier: [io.submit(self._search, q, tier, limit, trace) for q in queries]
             for tier in SEARCH_TIERS
         }
         prepared: dict[Tier, list[Future[PreparedPage]]] = {}
@@ -280,7 +288,7 @@ class Research:
                     page.use.reason = "not needed: stop rule met by higher tiers"
                     trace.documents.append(page.use)
                 continue
-            for page in pages:
+            for page in self._best_pages(pages):
                 trace.documents.append(page.use)
                 if not page.use.used:
                     continue
@@ -301,6 +309,17 @@ class Research:
         for page, fut in pending:
             found.append((page, fut.result()))
         return found
+
+    def _best_pages(self, pages: list[PreparedPage]) -> list[PreparedPage]:
+        """Only the most relevant usable pages of a tier go to the extractor (the others stay
+        in the trace with the reason): the LLM reads the best passages, not every page."""
+        cap = self.cfg.research.max_extractions_per_tier
+        usable = sorted((p for p in pages if p.use.used), key=lambda p: -p.use.relevance)
+        for page in usable[cap:]:
+            page.use.used = False
+            page.use.reason = f"not extracted: {cap} more relevant page(s) in this tier"
+            page.passages = []
+        return pages
 
     def _search(self, query: str, tier: Tier, limit: int, trace: RoundTrace) -> list[SearchResult]:
         outcome = self.kit.search.search_tier(

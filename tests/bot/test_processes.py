@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 
 from adapters.local import LocalAdapter
 from tests.fakes.openai_server import FakeLLM, Reply
@@ -112,9 +113,13 @@ def script(fake: FakeLLM) -> None:
 
 def states(tmp: Path) -> dict[str, str]:
     engine = create_engine(f"sqlite:///{tmp / 'factnote.db'}")
-    with engine.connect() as conn:
-        rows = conn.execute(text("SELECT summons_id, state FROM requests")).all()
-    engine.dispose()
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT summons_id, state FROM requests")).all()
+    except OperationalError:  # the bot has created the file but not yet migrated it
+        rows = []
+    finally:
+        engine.dispose()
     return {sid: state for sid, state in rows}
 
 
@@ -165,7 +170,7 @@ def test_sigterm_stops_cleanly_without_half_done_requests(tmp_path: Path) -> Non
         )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if (tmp_path / "factnote.db").exists() and "posted" in states(tmp_path).values():
+            if "posted" in states(tmp_path).values():
                 break
             time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
