@@ -51,6 +51,7 @@ from pipeline.llm import CallLedger, LLMClient
 from pipeline.prompts import DATA_RULE, quote_untrusted
 from pipeline.records import Evidence, Stance, Tier
 from pipeline.relevance import Embedder
+from pipeline.sqlite_store import open_store
 
 SCHEMA_VERSION = "1"
 # A token `terms` can never produce: BM25 needs every document to have at least one.
@@ -198,41 +199,15 @@ class AuthorityIndex:
         self._embedder = embedder
         self._cfg = cfg or AuthorityConfig()
         self._path = str(path)
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        try:
-            self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30.0)
-        except sqlite3.Error as exc:
-            raise AuthorityIndexError(f"cannot open authority index {self._path}: {exc}") from exc
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            with self._conn:
-                self._conn.executescript(_SCHEMA)
-            self._check_meta()
-        except (AuthorityIndexError, sqlite3.Error) as exc:
-            self._conn.close()
-            if isinstance(exc, AuthorityIndexError):
-                raise
-            raise AuthorityIndexError(f"cannot open authority index {self._path}: {exc}") from exc
-
-    def _check_meta(self) -> None:
-        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        dim = str(self._embedder.dim)
-        with self._conn:
-            if "schema" not in meta:
-                self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            elif meta["schema"] != SCHEMA_VERSION:
-                raise AuthorityIndexError(
-                    f"{self._path} has schema {meta['schema']}, expected {SCHEMA_VERSION}"
-                )
-            if "embedding_dim" not in meta:
-                self._conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (dim,))
-            elif meta["embedding_dim"] != dim:
-                raise AuthorityIndexError(
-                    f"{self._path} holds {meta['embedding_dim']}-dimensional embeddings; this "
-                    f"embedder makes {dim}-dimensional ones (rebuild the index)"
-                )
+        self._conn = open_store(
+            self._path,
+            schema_sql=_SCHEMA,
+            schema_version=SCHEMA_VERSION,
+            embedding_dim=self._embedder.dim,
+            error=AuthorityIndexError,
+            label="authority index",
+        )
 
     # --- writing ------------------------------------------------------------------------------
 

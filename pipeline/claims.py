@@ -45,6 +45,7 @@ from pipeline.lexical import clean_text, terms
 from pipeline.records import Evidence, Platform, Stance, Tier, Verdict, utcnow
 from pipeline.relevance import Embedder
 from pipeline.search.local_index import fts_query
+from pipeline.sqlite_store import open_store
 from pipeline.urls import canonical_url
 
 SCHEMA_VERSION = "1"
@@ -274,43 +275,17 @@ class ClaimIndex:
         self.cfg = cfg or ClaimsConfig()
         self._publishers = publishers or PublisherTable.default()
         self._path = str(path)
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._matrix: _Matrix | None = None
         self._writes = 0
-        try:
-            self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30.0)
-        except sqlite3.Error as exc:
-            raise ClaimIndexError(f"cannot open claim index {self._path}: {exc}") from exc
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            with self._conn:
-                self._conn.executescript(_SCHEMA)
-            self._check_meta()
-        except (ClaimIndexError, sqlite3.Error) as exc:
-            self._conn.close()
-            if isinstance(exc, ClaimIndexError):
-                raise
-            raise ClaimIndexError(f"cannot open claim index {self._path}: {exc}") from exc
-
-    def _check_meta(self) -> None:
-        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        dim = str(self._embedder.dim)
-        with self._conn:
-            if "schema" not in meta:
-                self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            elif meta["schema"] != SCHEMA_VERSION:
-                raise ClaimIndexError(
-                    f"{self._path} has schema {meta['schema']}, expected {SCHEMA_VERSION}"
-                )
-            if "embedding_dim" not in meta:
-                self._conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (dim,))
-            elif meta["embedding_dim"] != dim:
-                raise ClaimIndexError(
-                    f"{self._path} holds {meta['embedding_dim']}-dimensional embeddings; this "
-                    f"embedder makes {dim}-dimensional ones (rebuild the index)"
-                )
+        self._conn = open_store(
+            self._path,
+            schema_sql=_SCHEMA,
+            schema_version=SCHEMA_VERSION,
+            embedding_dim=self._embedder.dim,
+            error=ClaimIndexError,
+            label="claim index",
+        )
 
     # --- writing ------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from pipeline.config import RelevanceConfig
 from pipeline.records import Document, SearchResult
 from pipeline.relevance import Embedder, split_passages
 from pipeline.search.base import SearchError
+from pipeline.sqlite_store import open_store
 from pipeline.urls import canonical_url
 
 SCHEMA_VERSION = "1"
@@ -195,49 +196,19 @@ class LocalIndex:
         self._dense_min = defaults.page_threshold if dense_min_score is None else dense_min_score
         self._passage_words = passage_words or defaults.passage_words
         self._path = str(path)
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         # One connection behind a lock: SQLite work here is short, and the expensive part of a
         # search (embedding the query, the matrix product) runs outside the lock.
         self._lock = threading.RLock()
         self._dense: _DenseMatrix | None = None
         self._writes = 0
-        try:
-            self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30.0)
-        except sqlite3.Error as exc:
-            raise LocalIndexError(f"cannot open local index {self._path}: {exc}") from exc
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            with self._conn:
-                self._conn.executescript(_SCHEMA)
-            self._check_meta()
-        except (sqlite3.Error, LocalIndexError) as exc:
-            self._conn.close()
-            if isinstance(exc, LocalIndexError):
-                raise
-            raise LocalIndexError(f"cannot open local index {self._path}: {exc}") from exc
-
-    def _check_meta(self) -> None:
-        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        with self._conn:
-            if "schema" not in meta:
-                self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            elif meta["schema"] != SCHEMA_VERSION:
-                raise LocalIndexError(
-                    f"{self._path} has index schema {meta['schema']}, expected {SCHEMA_VERSION}"
-                )
-            if self._embedder is None:
-                return
-            dim = str(self._embedder.dim)
-            if "embedding_dim" not in meta:
-                self._conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (dim,))
-            elif meta["embedding_dim"] != dim:
-                raise LocalIndexError(
-                    f"{self._path} holds {meta['embedding_dim']}-dimensional embeddings; "
-                    f"this embedder makes {dim}-dimensional ones (rebuild the index)"
-                )
+        self._conn = open_store(
+            self._path,
+            schema_sql=_SCHEMA,
+            schema_version=SCHEMA_VERSION,
+            embedding_dim=self._embedder.dim if self._embedder else None,
+            error=LocalIndexError,
+            label="local index",
+        )
 
     # --- writing ------------------------------------------------------------------------------
 
