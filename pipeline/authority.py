@@ -34,6 +34,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -442,11 +443,14 @@ def judge_stances(
     retrieved: Sequence[RetrievedStatement],
     llm: LLMClient,
     ledger: CallLedger,
+    *,
+    concurrency: int = 5,
 ) -> list[StanceJudgement]:
-    """One LLM judgement per statement (pairwise, as in CLEF's best verification system).
+    """One LLM judgement per statement (pairwise, as in CLEF's best verification system), run
+    side by side since they are independent; results keep the retrieval order.
     LLM failures raise (`LLMError`); they are never read as "not enough info"."""
-    judgements: list[StanceJudgement] = []
-    for item in retrieved:
+
+    def judge(item: RetrievedStatement) -> StanceJudgement:
         answer = llm.structured(
             "authority_stance",
             system=STANCE_SYSTEM,
@@ -454,10 +458,12 @@ def judge_stances(
             schema=AuthorityStanceAnswer,
             ledger=ledger,
         )
-        judgements.append(
-            StanceJudgement(item, AuthorityStance(answer.stance), float(answer.confidence))
-        )
-    return judgements
+        return StanceJudgement(item, AuthorityStance(answer.stance), float(answer.confidence))
+
+    if len(retrieved) <= 1 or concurrency <= 1:
+        return [judge(item) for item in retrieved]
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(retrieved))) as pool:
+        return list(pool.map(judge, retrieved))
 
 
 def aggregate(judgements: Sequence[StanceJudgement], threshold: float) -> AuthorityVerdict:

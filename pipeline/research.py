@@ -214,7 +214,9 @@ class Research:
             ]
             return [], passages, uses
         claim = "; ".join(self.analysis.claims) or self.post.text
-        judgements = judge_stances(claim, found, self.kit.llm, self.ledger)
+        judgements = judge_stances(
+            claim, found, self.kit.llm, self.ledger, concurrency=self.cfg.research.concurrency
+        )
         items: list[Evidence] = []
         uses = []
         for judgement in judgements:
