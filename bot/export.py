@@ -19,8 +19,10 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
+from pipeline.records import LLMCall
 from storage.db import Database
 from storage.models import DecisionRow
+from storage.repositories import decision_from_row
 
 Format = Literal["jsonl", "csv"]
 _BATCH = 200
@@ -41,19 +43,6 @@ class ExportEvidence(BaseModel):
     content_hash: str
     round: int
     source: str
-
-
-class ExportLLMCall(BaseModel):
-    step: str
-    model: str
-    ok: bool
-    attempts: int
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    cost_usd: float
-    error: str | None
-    started_at: datetime
 
 
 class ExportRecord(BaseModel):
@@ -88,12 +77,13 @@ class ExportRecord(BaseModel):
     cost_usd: float
     content_hashes: list[str]
     evidence: list[ExportEvidence]
-    llm_calls: list[ExportLLMCall]
+    llm_calls: list[LLMCall]
     trace: dict[str, Any]
 
 
 def _record(row: DecisionRow) -> ExportRecord:
     request = row.request
+    decision = decision_from_row(row)
     return ExportRecord(
         decision_id=row.id,
         request_id=row.request_id,
@@ -126,38 +116,10 @@ def _record(row: DecisionRow) -> ExportRecord:
         cost_usd=row.cost_usd,
         content_hashes=[e.content_hash for e in row.evidence],
         evidence=[
-            ExportEvidence(
-                position=e.position,
-                url=e.url,
-                title=e.title,
-                domain=e.domain,
-                tier=e.tier,
-                stance=e.stance,
-                confidence=e.confidence,
-                quote=e.quote,
-                relevance=e.relevance,
-                published=e.published,
-                content_hash=e.content_hash,
-                round=e.round,
-                source=e.source,
-            )
-            for e in row.evidence
+            ExportEvidence(position=i, **e.model_dump(mode="json"))
+            for i, e in enumerate(decision.evidence)
         ],
-        llm_calls=[
-            ExportLLMCall(
-                step=c.step,
-                model=c.model,
-                ok=c.ok,
-                attempts=c.attempts,
-                prompt_tokens=c.prompt_tokens,
-                completion_tokens=c.completion_tokens,
-                latency_s=c.latency_s,
-                cost_usd=c.cost_usd,
-                error=c.error,
-                started_at=c.started_at,
-            )
-            for c in row.llm_calls
-        ],
+        llm_calls=list(decision.trace.llm_calls),
         trace=dict(row.trace or {}),
     )
 
