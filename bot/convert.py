@@ -6,10 +6,19 @@ import hashlib
 import re
 
 from adapters.base import SocialPost, Summons, TargetStatus
-from pipeline.records import Image, Post
+from pipeline.records import Image, Platform, Post
 
 _MENTION_RE = re.compile(r"(?<!\w)@[\w.\-]+")
 _URL_RE = re.compile(r"https?://\S+")
+
+
+_REPLY_RULES = {"x": Platform.X, "bluesky": Platform.BLUESKY, "x_notes": Platform.NOTES}
+
+
+def reply_rules(adapter_platform: str) -> Platform:
+    """Whose counting rules a reply on this adapter follows; the local adapter (and any other
+    without rules of its own) uses X's, the strictest."""
+    return _REPLY_RULES.get(adapter_platform, Platform.X)
 
 
 def to_post(social: SocialPost, platform: str) -> Post:

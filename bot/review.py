@@ -14,9 +14,10 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from bot.convert import reply_rules
 from pipeline import guard
 from pipeline.config import GuardConfig
-from pipeline.records import GuardReport, Platform, utcnow
+from pipeline.records import GuardReport, utcnow
 from storage.db import Database
 from storage.models import Request, RequestState, ReviewAction
 from storage.repositories import latest_decision
@@ -28,7 +29,6 @@ REJECT_REASONS = (
     "not worth a reply",
     "other",
 )
-PLATFORM_RULES = {"x": Platform.X, "bluesky": Platform.BLUESKY, "x_notes": Platform.NOTES}
 
 
 class ReviewError(Exception):
@@ -76,7 +76,7 @@ def check_edit(session: Session, request: Request, text: str, cfg: GuardConfig) 
     decision's evidence."""
     decision = latest_decision(session, request.id)
     evidence_urls = [e.url for e in decision.evidence] if decision else []
-    platform = PLATFORM_RULES.get(request.platform, Platform.X)
+    platform = reply_rules(request.platform)
     target = (request.target or {}).get("text")
     return guard.check_text(text, platform, evidence_urls=evidence_urls, cfg=cfg, post_text=target)
 

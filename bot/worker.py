@@ -17,10 +17,10 @@ from sqlalchemy import select, update
 
 from adapters.base import Adapter, Summons
 from bot.config import Settings
-from bot.convert import target_post
+from bot.convert import reply_rules, target_post
 from bot.posting import post_one
 from pipeline.check import Checker
-from pipeline.records import Decision, DecisionStatus, Platform, utcnow
+from pipeline.records import Decision, DecisionStatus, utcnow
 from storage.db import Database
 from storage.models import Request, RequestState
 from storage.repositories import add_decision, latest_decision
@@ -28,7 +28,6 @@ from storage.repositories import add_decision, latest_decision
 log = logging.getLogger(__name__)
 
 CLAIMABLE = (RequestState.QUEUED.value, RequestState.RETRY.value)
-REPLY_RULES = {"x": Platform.X, "bluesky": Platform.BLUESKY, "x_notes": Platform.NOTES}
 
 
 class Worker:
@@ -118,7 +117,7 @@ class Worker:
                 post = target_post(summons)
                 if post is None:
                     raise ValueError("queued request has no target post")
-                decision = self.checker.check(post, REPLY_RULES.get(summons.platform, Platform.X))
+                decision = self.checker.check(post, reply_rules(summons.platform))
         except Exception as exc:  # a bug must not stop the bot serving other requests
             log.exception("request %s: internal error", request_id)
             self._technical_failure(request_id, attempts, f"internal error: {exc!r}")

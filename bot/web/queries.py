@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, Select, String, Text, cast, func, or_, sel
 from sqlalchemy.orm import Session, selectinload
 
 from bot import review
+from bot.convert import reply_rules
 from pipeline.records import TIER_RANK, GuardReport, Platform, Tier
 from pipeline.urls import canonical_url
 from storage.db import Database
@@ -33,7 +34,7 @@ _TIER_VALUES = frozenset(t.value for t in Tier)
 
 def reply_platform(request_platform: str) -> Platform:
     """The length rules a request's reply is measured by (the same mapping the worker uses)."""
-    return review.PLATFORM_RULES.get(request_platform, Platform.X)
+    return reply_rules(request_platform)
 
 
 def _latest_decisions() -> Any:
