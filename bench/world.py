@@ -2,7 +2,10 @@
 
 * `FixtureSearch` plays a web search API: a `SearchProvider` that waits `delay_s` (the API's
   round trip) and returns the fixture pages found by that exact query, honouring `site:`
-  filters as a real engine does, so `TieredSearch` gets tier-specific results.
+  filters as a real engine does, so `TieredSearch` gets tier-specific results. Like a real
+  engine it also answers queries nobody scripted (the post's own words, which the head start
+  searches): by BM25 over every fixture page's title and text, best first, so such a query
+  finds whatever pages share its words, on topic or not.
 * `FixtureWeb` plays the websites: the test suite's local HTTP server holds every fixture page
   under its absolute URL and answers after `delay_s`. The pipeline's real `Fetcher` reaches it
   as a forward HTTP proxy (an ordinary `httpx.Client(proxy=...)` passed through the Fetcher's
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import bm25s
 import httpx
 
 from bench import fixtures
@@ -47,6 +51,7 @@ from pipeline.config import (
 from pipeline.credibility import PublisherTable
 from pipeline.evidence import normalise
 from pipeline.fetch import Fetcher, MemoryDocumentStore
+from pipeline.lexical import terms
 from pipeline.records import SearchResult
 from pipeline.search.tiered import TieredSearch
 from pipeline.toolkit import Toolkit
@@ -95,6 +100,12 @@ class FixtureSearch:
             for page in post.pages:
                 for i in page.found_by:
                     self._index.setdefault(queries[i].lower(), []).append(page)
+        self._pages = fixtures.all_pages()
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(
+            [terms(fixtures.document(p.url).text) or ["-"] for p in self._pages],
+            show_progress=False,
+        )
         self._lock = threading.Lock()
         self.calls = 0
 
@@ -103,7 +114,9 @@ class FixtureSearch:
             self.calls += 1
         if self.delay_s:
             time.sleep(self.delay_s)
-        hits = self._index.get(query.strip().lower(), [])
+        hits = self._index.get(query.strip().lower())
+        if hits is None:
+            hits = self._ranked(query)
         if sites:
             hits = [p for p in hits if _host_matches(p.url, sites)]
         return [
@@ -118,6 +131,15 @@ class FixtureSearch:
             )
             for rank, page in enumerate(hits[:limit], 1)
         ]
+
+    def _ranked(self, query: str) -> list[FixturePage]:
+        words = terms(query)
+        if not words:
+            return []
+        with self._lock:  # bm25s keeps per-call state
+            scores = self._bm25.get_scores(words)
+        order = sorted(range(len(self._pages)), key=lambda i: -float(scores[i]))
+        return [self._pages[i] for i in order if scores[i] > 0]
 
 
 # --- the web ----------------------------------------------------------------------------------
@@ -214,9 +236,15 @@ class FixtureModel:
         )
 
     def _evidence(self, body: dict[str, Any]) -> Reply:
-        match = _PAGE_BLOCK.search(self._user(body))
+        user = self._user(body)
+        post = fixtures.post_in(user)
+        match = _PAGE_BLOCK.search(user)
         page = fixtures.page_by_url(match.group(1)) if match else None
-        items = extraction_items(page, match.group(2)) if page is not None and match else []
+        # A page written about another post says nothing about this one's claims, whatever
+        # its stance there (searching the post's own words can find such pages).
+        if page is None or match is None or post is None or page not in post.pages:
+            return self._record("EvidenceAnswer", {"items": []})
+        items = extraction_items(page, match.group(2))
         return self._record("EvidenceAnswer", {"items": items})
 
     def _requery(self, body: dict[str, Any]) -> Reply:

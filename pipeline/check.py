@@ -33,8 +33,10 @@ from pipeline.claims import (
     verdict_for,
 )
 from pipeline.describe import detect_language, post_block
+from pipeline.head_start import HeadStart
 from pipeline.images import describe_post_images
 from pipeline.llm import CallLedger, LLMError
+from pipeline.pages import SeenUrls
 from pipeline.records import (
     ClaimAnalysis,
     Decision,
@@ -115,6 +117,7 @@ class _Run:
         # Known-claim matches not used as evidence: shown to moderators with every decision.
         self.suggestions: list[str] = []
         self.notes: list[str] = []  # things worth knowing that did not stop the run
+        self.head_start: HeadStart | None = None
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -162,6 +165,20 @@ class _Run:
 
     def _execute(self) -> Decision:
         use_llm = self.kit.llm.configured
+        if use_llm and self.kit.cfg.research.head_start:
+            # Search the post's own words while the LLM analyses it (see pipeline.head_start).
+            self.head_start = HeadStart(
+                self.kit, self.post, as_of=self.as_of, replay=self.replay, seen=SeenUrls()
+            )
+            with self.timed("head_start"):
+                self.head_start.start()
+        try:
+            return self._checked(use_llm)
+        finally:
+            if self.head_start is not None:
+                self.head_start.close()
+
+    def _checked(self, use_llm: bool) -> Decision:
         if use_llm and _undescribed_images(self.post):
             with self.timed("describe"):
                 self.notes.extend(describe_post_images(self.post, self.kit.llm, self.ledger))
@@ -227,6 +244,7 @@ class _Run:
             ledger=self.ledger,
             use_llm=use_llm,
             prior=prior,
+            head_start=self.head_start,
         )
         return research.run()
 

@@ -79,6 +79,8 @@ class ResearchConfig(BaseModel):
     search_concurrency: int = 12  # searches at once (a round asks queries × tiers)
     max_extractions_per_tier: int = 3  # most relevant pages per tier sent to the extractor
     max_pages_per_tier: int = 10
+    # Search the post's own words while the claim analysis runs (pipeline.head_start).
+    head_start: bool = True
     beta: float = 0.7  # STEEL's over-confidence coefficient
     vote_threshold: float = 0.15  # CLEF's signed-vote threshold
     decide_confidence: float = 0.5  # below this a round is undecided (STEEL)

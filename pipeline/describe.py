@@ -3,6 +3,8 @@ answers, its links, and its images as text."""
 
 from __future__ import annotations
 
+import re
+
 import py3langid
 
 from pipeline.prompts import quote_untrusted
@@ -35,6 +37,22 @@ def query_texts(post: Post, claims: list[str]) -> list[str]:
     texts.extend(image.description for image in post.images if image.description)
     texts.extend(claims)
     return [t for t in texts if t and t.strip()]
+
+
+# Links, @handles and the signs of hashtags and cashtags say nothing a search engine can use.
+_QUERY_NOISE = re.compile(r"https?://\S+|\bwww\.\S+|@[\w.\-]+|[#$]")
+# Google reads the first 32 words of a query and other engines are stricter; a post's opening
+# words carry its claim.
+POST_QUERY_WORDS = 24
+
+
+def post_query(post: Post) -> str | None:
+    """The post's own words as a search query (fact-checkers quote the claims they check), or
+    None when fewer than 3 words are left."""
+    words = [w for w in _QUERY_NOISE.sub(" ", post.text).split() if any(c.isalnum() for c in w)]
+    if len(words) < 3:
+        return None
+    return " ".join(words[:POST_QUERY_WORDS])
 
 
 def has_image_text(post: Post) -> bool:

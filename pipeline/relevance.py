@@ -243,7 +243,44 @@ class PageScore:
     passages: list[Passage] = field(default_factory=list)  # best first, above the threshold
 
 
-def _encode_queries(embedder: Embedder, query_texts: Sequence[str]) -> FloatMatrix:
+@dataclass
+class EncodedPage:
+    """A page's passages and their embeddings: enough to score it against any query texts
+    later without running the model again (the head start encodes pages before the claims
+    are known)."""
+
+    url: str
+    passages: list[str]
+    vectors: FloatMatrix
+
+
+def encode_page(embedder: Embedder, url: str, text: str, cfg: RelevanceConfig) -> EncodedPage:
+    passages = split_passages(text, cfg.passage_words)
+    return EncodedPage(url=url, passages=passages, vectors=embedder.encode(passages))
+
+
+def score_encoded(page: EncodedPage, queries: FloatMatrix, cfg: RelevanceConfig) -> PageScore:
+    """Score an encoded page against encoded query texts (see `score_page`)."""
+    if not page.passages:
+        return PageScore(url=page.url, score=0.0, passages=[])
+    # A passage is as relevant as its closest query text (the post, or any one claim): a page
+    # that settles one claim is useful even if it ignores the others.
+    scores = np.clip(page.vectors @ queries.T, -1.0, 1.0).max(axis=1)
+    # The page is as relevant as its best passage, not the average: a long article that
+    # addresses the claim in one section is still the evidence we want, and the mean would
+    # punish it for everything else it covers.
+    page_score = float(scores.max())
+    order = sorted(range(len(page.passages)), key=lambda i: (-float(scores[i]), i))
+    chosen = [
+        Passage(url=page.url, index=i, text=page.passages[i], score=float(scores[i]))
+        for i in order
+        if float(scores[i]) >= cfg.passage_threshold
+    ][: cfg.passages_per_page]
+    return PageScore(url=page.url, score=page_score, passages=chosen)
+
+
+def encode_queries(embedder: Embedder, query_texts: Sequence[str]) -> FloatMatrix:
+    """The query texts' embeddings (empty texts dropped); raises if none is left."""
     queries = [q for q in query_texts if q.strip()]
     if not queries:
         raise ValueError("score_page needs at least one non-empty query text")
@@ -253,24 +290,7 @@ def _encode_queries(embedder: Embedder, query_texts: Sequence[str]) -> FloatMatr
 def _score_with(
     embedder: Embedder, queries: FloatMatrix, url: str, text: str, cfg: RelevanceConfig
 ) -> PageScore:
-    passages = split_passages(text, cfg.passage_words)
-    if not passages:
-        return PageScore(url=url, score=0.0, passages=[])
-    vectors = embedder.encode(passages)
-    # A passage is as relevant as its closest query text (the post, or any one claim): a page
-    # that settles one claim is useful even if it ignores the others.
-    scores = np.clip(vectors @ queries.T, -1.0, 1.0).max(axis=1)
-    # The page is as relevant as its best passage, not the average: a long article that
-    # addresses the claim in one section is still the evidence we want, and the mean would
-    # punish it for everything else it covers.
-    page_score = float(scores.max())
-    order = sorted(range(len(passages)), key=lambda i: (-float(scores[i]), i))
-    chosen = [
-        Passage(url=url, index=i, text=passages[i], score=float(scores[i]))
-        for i in order
-        if float(scores[i]) >= cfg.passage_threshold
-    ][: cfg.passages_per_page]
-    return PageScore(url=url, score=page_score, passages=chosen)
+    return score_encoded(encode_page(embedder, url, text, cfg), queries, cfg)
 
 
 def score_page(
@@ -282,7 +302,7 @@ def score_page(
     `cfg.passage_threshold`, highest first (ties in page order). Whether the page clears
     `cfg.page_threshold` is the caller's decision, so that it can record the score either way.
     """
-    return _score_with(embedder, _encode_queries(embedder, query_texts), url, text, cfg)
+    return _score_with(embedder, encode_queries(embedder, query_texts), url, text, cfg)
 
 
 def rank_pages(
@@ -293,6 +313,6 @@ def rank_pages(
 ) -> list[PageScore]:
     """Score `(url, text)` pages, encoding the queries once; best page first, ties in input
     order."""
-    queries = _encode_queries(embedder, query_texts)
+    queries = encode_queries(embedder, query_texts)
     scored = [_score_with(embedder, queries, url, text, cfg) for url, text in pages]
     return sorted(scored, key=lambda page: -page.score)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -35,8 +35,16 @@ from pydantic import BaseModel
 from pipeline import evidence as evidence_stage
 from pipeline.authority import AuthorityStance, judge_stances, relevant_accounts, to_evidence
 from pipeline.describe import post_block, query_texts
-from pipeline.fetch import usability
+from pipeline.head_start import HeadStart, TierStart
 from pipeline.llm import CallLedger
+from pipeline.pages import (
+    NOT_NEEDED,
+    PreparedPage,
+    ScoringGate,
+    SeenUrls,
+    fetch_and_encode,
+    score,
+)
 from pipeline.prompts import REQUERY_SYSTEM, quote_untrusted, requery_user
 from pipeline.records import (
     SEARCH_TIERS,
@@ -50,10 +58,10 @@ from pipeline.records import (
     SearchResult,
     Tier,
 )
-from pipeline.relevance import score_page
+from pipeline.relevance import FloatMatrix, encode_queries
 from pipeline.search.base import SearchError
+from pipeline.search.tiered import TierSearchOutcome
 from pipeline.toolkit import Toolkit
-from pipeline.urls import canonical_url
 from pipeline.verdict import (
     Assessment,
     assess,
@@ -63,21 +71,13 @@ from pipeline.verdict import (
 )
 
 QUERIES_PER_REQUERY = 3
+NOT_FETCHED = "not needed: stop rule met before it was fetched"
 
 
 class RequeryAnswer(BaseModel):
     missing: str
     established: str
     queries: list[str]
-
-
-@dataclass
-class PreparedPage:
-    result: SearchResult
-    tier: Tier
-    doc: Document
-    use: DocumentUse
-    passages: list[Passage] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +88,28 @@ class ResearchOutcome:
     documents: list[Document]  # snapshots of the pages evidence came from
     candidates: list[Passage]  # relevant passages (kept for the no-LLM path)
     search_failed: bool = False
+
+
+@dataclass
+class _Late:
+    """A tier's results for the round's own queries, and their pages being prepared."""
+
+    results: list[SearchResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    failed: bool = True
+    pages: list[Future[PreparedPage]] = field(default_factory=list)
+
+
+@dataclass
+class _RoundState:
+    """What one round has so far: evidence for the stop rule, extractions in flight, and
+    whether the stop rule was met."""
+
+    have: list[Evidence]
+    found: list[tuple[PreparedPage, list[Evidence]]] = field(default_factory=list)
+    pending: list[tuple[PreparedPage, Future[list[Evidence]]]] = field(default_factory=list)
+    stopped: bool = False
+    failed_tiers: int = 0
 
 
 class Research:
@@ -104,6 +126,7 @@ class Research:
         ledger: CallLedger,
         use_llm: bool,
         prior: Sequence[Evidence] = (),
+        head_start: HeadStart | None = None,
     ) -> None:
         self.kit = kit
         self.cfg = kit.cfg
@@ -116,9 +139,17 @@ class Research:
         self._prior = list(prior)
         self._post_block = post_block(post)
         self._query_texts = query_texts(post, analysis.claims)
-        # A fact-check already in hand is not fetched and extracted again from the web.
-        self._seen: set[str] = {canonical_url(e.url) for e in self._prior}
-        self._lock = threading.Lock()
+        self._queries: FloatMatrix | None = None
+        self._head = head_start if head_start is not None and head_start.tiers else None
+        # One set for the head start and every round, so each page is fetched once; a
+        # fact-check already in hand is not fetched and extracted again from the web.
+        self._seen = head_start.seen if head_start is not None else SeenUrls()
+        for item in self._prior:
+            self._seen.add(item.url)
+        self._gate = head_start.gate if head_start is not None else ScoringGate()
+        # Set when the round no longer needs pages it has not scored yet (the head start's
+        # pages included: they belong to round 1).
+        self._skip = head_start.skip if head_start is not None else threading.Event()
 
     def run(self) -> ResearchOutcome:
         rounds: list[RoundTrace] = []
@@ -132,28 +163,27 @@ class Research:
         if evidence and should_stop_searching(evidence, self.cfg.research):
             rounds.append(RoundTrace(round=1, queries=[], documents=authority_uses))
             return ResearchOutcome(evidence, assessment, rounds, [], candidates[:10])
+        self._queries = encode_queries(self.kit.embedder, self._query_texts)
         search_workers = max(1, self.cfg.research.search_concurrency)
-        with (
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="research") as pool,
-            ThreadPoolExecutor(max_workers=search_workers, thread_name_prefix="search") as io,
-        ):
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="research")
+        io = ThreadPoolExecutor(max_workers=search_workers, thread_name_prefix="search")
+        try:
             for number in range(1, self.cfg.research.max_rounds + 1):
+                head = self._head if number == 1 else None
                 trace = RoundTrace(round=number, queries=queries)
+                if head is not None and head.query is not None:
+                    trace.queries = [head.query, *queries]
                 if number == 1:
                     trace.documents.extend(authority_uses)
                 rounds.append(trace)
-                tried.extend(queries)
+                tried.extend(trace.queries)
                 limit = (
                     self.cfg.search.results_per_query
                     if number == 1
                     else self.cfg.search.results_retry
                 )
-                try:
-                    found = self._round(pool, io, trace, queries, limit, evidence, number)
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    io.shutdown(wait=False, cancel_futures=True)
-                    raise
+                self._skip.clear()
+                found = self._round(pool, io, trace, queries, limit, evidence, number, head)
                 for page, items in found:
                     evidence.extend(items)
                     if items:
@@ -169,6 +199,12 @@ class Research:
                 queries, trace.established = self._requery(tried, evidence)
                 if not queries:
                     break
+        finally:
+            # Pages nobody waits for any more (the stop rule was met) are not waited for here
+            # either: a slow site must not hold the post. Their downloads end on their own.
+            self._skip.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            io.shutdown(wait=False, cancel_futures=True)
         candidates.sort(key=lambda p: -p.score)
         return ResearchOutcome(
             evidence=evidence,
@@ -252,130 +288,194 @@ class Research:
         limit: int,
         prior: list[Evidence],
         number: int,
+        head: HeadStart | None,
     ) -> list[tuple[PreparedPage, list[Evidence]]]:
-        searches: dict[Tier, list[Future[list[SearchResult]]]] = {
+        searches: dict[Tier, list[Future[TierSearchOutcome]]] = {
             # Searches are cheap remote calls: all of them at once, on their own pool, so they
             # never wait behind page work.
-            tier: [io.submit(self._search, q, tier, limit, trace) for q in queries]
+            tier: [io.submit(self._search, q, tier, limit) for q in queries]
             for tier in SEARCH_TIERS
         }
-        prepared: dict[Tier, list[Future[PreparedPage]]] = {}
-        failed_tiers = 0
-        for tier in SEARCH_TIERS:
-            results: list[SearchResult] = []
-            tier_failed = True
-            for search in searches[tier]:
-                try:
-                    results.extend(search.result())
-                    tier_failed = False
-                except SearchError as exc:
-                    trace.search_errors.append(f"{tier.value}: {exc}")
-            failed_tiers += tier_failed
-            fresh = self._claim_new(results)[: self.cfg.research.max_pages_per_tier]
-            trace.results.extend(fresh)
-            prepared[tier] = [pool.submit(self._prepare, r, tier) for r in fresh]
-        if failed_tiers == len(SEARCH_TIERS):
-            raise SearchError(f"every search failed in round {number}: {trace.search_errors}")
+        # Results are gathered tier by tier (High first, so a page two tiers list is the
+        # higher tier's) off this thread, so the head start's pages are read meanwhile.
+        late: dict[Tier, Future[_Late]] = {tier: Future() for tier in SEARCH_TIERS}
+        pool.submit(self._gather, pool, searches, late, head)
 
-        found: list[tuple[PreparedPage, list[Evidence]]] = []
-        pending: list[tuple[PreparedPage, Future[list[Evidence]]]] = []
-        have = list(prior)
-        needed = self.cfg.research.stop_after_refuting_pages
-        stopped = False
+        state = _RoundState(have=list(prior))
         for tier in SEARCH_TIERS:
-            pages = [prep.result() for prep in prepared[tier]]
-            if stopped:
-                for page in pages:
-                    page.use.used = False
-                    page.use.reason = "not needed: stop rule met by higher tiers"
-                    trace.documents.append(page.use)
+            started = head.tiers.get(tier) if head is not None else None
+            if state.stopped:
+                self._record_unneeded(trace, tier, started, late[tier])
                 continue
-            for page in self._best_pages(pages):
+            slots = self.cfg.research.max_extractions_per_tier
+            tier_failed = True
+            if started is not None:
+                early = started.result()
+                trace.results.extend(early.results)
+                trace.search_errors.extend(early.errors)
+                tier_failed = early.failed
+                slots = self._extract_early(pool, trace, early.pages, slots, number, state)
+                self._settle(state)
+            if state.stopped:
+                self._record_unneeded(trace, tier, None, late[tier])
+                continue
+            gathered = late[tier].result()
+            trace.results.extend(gathered.results)
+            trace.search_errors.extend(gathered.errors)
+            state.failed_tiers += tier_failed and gathered.failed
+            pages = [prep.result() for prep in gathered.pages]
+            for page in self._best_pages(pages, slots):
                 trace.documents.append(page.use)
-                if not page.use.used:
-                    continue
-                if self.use_llm:
-                    pending.append((page, pool.submit(self._extract, page, number)))
-                else:
-                    found.append((page, []))
-            # Wait for the extractions only if they could meet the stop rule; otherwise the
-            # next tier is needed anyway, so start it now.
-            if refuting_pages(have) + len(pending) >= needed:
-                for page, fut in pending:
-                    items = fut.result()
-                    have.extend(items)
-                    found.append((page, items))
-                pending = []
-                if refuting_pages(have) >= needed:
-                    stopped = True
-        for page, fut in pending:
-            found.append((page, fut.result()))
-        return found
+                if page.use.used:
+                    self._start_extraction(pool, page, number, state)
+            self._settle(state)
+        if state.failed_tiers == len(SEARCH_TIERS):
+            raise SearchError(f"every search failed in round {number}: {trace.search_errors}")
+        for page, fut in state.pending:
+            state.found.append((page, fut.result()))
+        return state.found
 
-    def _best_pages(self, pages: list[PreparedPage]) -> list[PreparedPage]:
+    def _gather(
+        self,
+        pool: ThreadPoolExecutor,
+        searches: dict[Tier, list[Future[TierSearchOutcome]]],
+        late: dict[Tier, Future[_Late]],
+        head: HeadStart | None,
+    ) -> None:
+        if head is not None:
+            # The head start's searches began first and take the pages they found first, so
+            # which pages count as early never depends on thread timing.
+            for started in head.tiers.values():
+                started.exception()
+        for tier in SEARCH_TIERS:
+            gathered = _Late()
+            try:
+                results: list[SearchResult] = []
+                for search in searches[tier]:
+                    try:
+                        outcome = search.result()
+                    except SearchError as exc:
+                        gathered.errors.append(f"{tier.value}: {exc}")
+                        continue
+                    gathered.failed = False
+                    results.extend(outcome.results)
+                    gathered.errors.extend(f"{tier.value}: {e}" for e in outcome.errors)
+                fresh = self._seen.claim_new(results)[: self.cfg.research.max_pages_per_tier]
+                gathered.results = fresh
+                gathered.pages = [pool.submit(self._prepare, r, tier) for r in fresh]
+            except BaseException as exc:
+                late[tier].set_exception(exc)
+                continue
+            late[tier].set_result(gathered)
+
+    def _extract_early(
+        self,
+        pool: ThreadPoolExecutor,
+        trace: RoundTrace,
+        pages: list[Future[PreparedPage]],
+        slots: int,
+        number: int,
+        state: _RoundState,
+    ) -> int:
+        """Send the head start's relevant pages of a tier to the extractor; returns the
+        extraction slots left for the tier. When every page fits, each goes as soon as it is
+        ready; otherwise the best ones are chosen once all are."""
+        queries = self._query_matrix()
+        if len(pages) <= slots:
+            for done in as_completed(pages):
+                page = score(done.result(), queries, self.kit)
+                if page.use.used:
+                    self._start_extraction(pool, page, number, state)
+                    slots -= 1
+            # The trace lists pages in search order whatever order they arrived in.
+            trace.documents.extend(p.result().use for p in pages)
+            return slots
+        ready = [score(p.result(), queries, self.kit) for p in pages]
+        for page in self._best_pages(ready, slots):
+            trace.documents.append(page.use)
+            if page.use.used:
+                self._start_extraction(pool, page, number, state)
+                slots -= 1
+        return slots
+
+    def _start_extraction(
+        self, pool: ThreadPoolExecutor, page: PreparedPage, number: int, state: _RoundState
+    ) -> None:
+        if self.use_llm:
+            state.pending.append((page, pool.submit(self._extract, page, number)))
+        else:
+            state.found.append((page, []))
+
+    def _settle(self, state: _RoundState) -> None:
+        """Wait for the extractions in flight only if they could meet the stop rule; otherwise
+        the next tier is needed anyway, so it starts now."""
+        needed = self.cfg.research.stop_after_refuting_pages
+        if refuting_pages(state.have) + len(state.pending) < needed:
+            return
+        for page, fut in state.pending:
+            items = fut.result()
+            state.have.extend(items)
+            state.found.append((page, items))
+        state.pending = []
+        if refuting_pages(state.have) >= needed:
+            state.stopped = True
+            self._skip.set()
+
+    def _record_unneeded(
+        self,
+        trace: RoundTrace,
+        tier: Tier,
+        started: Future[TierStart] | None,
+        late: Future[_Late],
+    ) -> None:
+        """Put a tier the stop rule made unnecessary in the trace, without waiting for it."""
+        for source in (started, late):
+            if source is None or not source.done() or source.exception() is not None:
+                continue
+            gathered = source.result()
+            trace.results.extend(gathered.results)
+            for result, fut in zip(gathered.results, gathered.pages, strict=True):
+                if fut.done() and fut.exception() is None:
+                    use = fut.result().use
+                    use.used = False
+                    use.reason = NOT_NEEDED
+                else:
+                    use = DocumentUse(url=result.url, tier=tier, used=False, reason=NOT_FETCHED)
+                trace.documents.append(use)
+
+    def _query_matrix(self) -> FloatMatrix:
+        """The post and its claims, encoded once per post (set before any page is scored)."""
+        assert self._queries is not None
+        return self._queries
+
+    def _best_pages(self, pages: list[PreparedPage], cap: int) -> list[PreparedPage]:
         """Only the most relevant usable pages of a tier go to the extractor (the others stay
         in the trace with the reason): the LLM reads the best passages, not every page."""
-        cap = self.cfg.research.max_extractions_per_tier
+        limit = self.cfg.research.max_extractions_per_tier
         usable = sorted((p for p in pages if p.use.used), key=lambda p: -p.use.relevance)
-        for page in usable[cap:]:
+        for page in usable[max(0, cap) :]:
             page.use.used = False
-            page.use.reason = f"not extracted: {cap} more relevant page(s) in this tier"
+            page.use.reason = f"not extracted: {limit} more relevant page(s) in this tier"
             page.passages = []
         return pages
 
-    def _search(self, query: str, tier: Tier, limit: int, trace: RoundTrace) -> list[SearchResult]:
-        outcome = self.kit.search.search_tier(
+    def _search(self, query: str, tier: Tier, limit: int) -> TierSearchOutcome:
+        return self.kit.search.search_tier(
             query, tier, limit=limit, sites=self.kit.publishers.domains_for(tier)
         )
-        with self._lock:
-            trace.search_errors.extend(f"{tier.value}: {e}" for e in outcome.errors)
-        return outcome.results
-
-    def _claim_new(self, results: list[SearchResult]) -> list[SearchResult]:
-        fresh: list[SearchResult] = []
-        with self._lock:
-            for result in results:
-                key = canonical_url(result.url)
-                if key not in self._seen:
-                    self._seen.add(key)
-                    fresh.append(result)
-        return fresh
 
     def _prepare(self, result: SearchResult, tier: Tier) -> PreparedPage:
         """Fetch, filter and score one page (no LLM)."""
-        rating = self.kit.publishers.lookup(result.url)
-        doc = self.kit.get_document(result.url)
-        if doc.ok and doc.published is None and result.published is not None:
-            doc = doc.model_copy(update={"published": result.published, "date_source": "search"})
-        use = DocumentUse(
-            url=result.url,
-            tier=tier,
-            used=False,
-            published=doc.published,
-            content_hash=doc.content_hash,
-        )
-        reason = usability(
-            doc,
+        page = fetch_and_encode(
+            self.kit,
+            result,
+            tier,
             as_of=self.as_of,
             replay=self.replay,
-            reference_ok=rating.reference or tier is Tier.HIGH,
-            cfg=self.cfg.fetch,
+            gate=self._gate,
+            skip=self._skip,
         )
-        if reason is not None:
-            use.reason = reason
-            return PreparedPage(result, tier, doc, use)
-        text = doc.text[: self.cfg.fetch.max_page_chars * 10]
-        scored = score_page(
-            self.kit.embedder, self._query_texts, doc.final_url or doc.url, text, self.cfg.relevance
-        )
-        use.relevance = round(scored.score, 4)
-        if scored.score < self.cfg.relevance.page_threshold or not scored.passages:
-            use.reason = (
-                f"relevance {scored.score:.2f} below {self.cfg.relevance.page_threshold:.2f}"
-            )
-            return PreparedPage(result, tier, doc, use)
-        use.used = True
-        return PreparedPage(result, tier, doc, use, passages=scored.passages)
+        return score(page, self._query_matrix(), self.kit)
 
     def _extract(self, page: PreparedPage, number: int) -> list[Evidence]:
         rating = self.kit.publishers.lookup(page.doc.final_url or page.doc.url)

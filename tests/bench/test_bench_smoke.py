@@ -11,7 +11,7 @@ from bench.world import FixtureSearch, extraction_items
 from pipeline.evidence import normalise
 
 # A High-tier refutation, a post that needs a second round, and an opinion.
-TINY_POSTS = ("p01", "p11", "p14")
+TINY_POSTS = ("p01", "p15", "p14")
 
 
 def test_fixture_pages_are_article_length_and_keep_their_key_sentences() -> None:
@@ -52,8 +52,10 @@ def test_latency_benchmark_runs_both_modes_and_reports_expected_keys() -> None:
     assert result["same_outcome_posts"] == 3
     assert result["llm_calls_concurrent"] == result["llm_calls_sequential"] > 3
     by_post = {r.post_id: r for r in runs if r.mode == "concurrent"}
-    assert by_post["p11"].calls("requery") == 1
-    assert by_post["p14"].searches == 0
+    assert by_post["p15"].calls("requery") == 2  # no evidence: three rounds
+    # Not checkable: only the head start searched (once per tier); nothing was extracted.
+    assert by_post["p14"].searches == 3
+    assert by_post["p14"].calls("evidence") == 0
     assert by_post["p01"].outcome == "reply/refuted"
 
 

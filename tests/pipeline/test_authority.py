@@ -227,18 +227,27 @@ def test_a_judged_statement_is_authority_evidence_with_its_permalink() -> None:
 def test_stance_is_asked_per_statement_with_both_texts_as_data(
     index: AuthorityIndex, fake_llm: FakeLLM
 ) -> None:
+    found = index.retrieve(CLAIM, ["healthministrydemo"], before=POSTED, k=2)
+    first_statement = found[0].statement.text
+    # The calls run side by side, so the answer depends on the statement asked about, not on
+    # the order the requests arrive in.
     fake_llm.script(
         "AuthorityStanceAnswer",
-        Reply.json({"stance": "refutes", "confidence": 0.9}),
-        Reply.json({"stance": "not_enough_info", "confidence": 0.7}),
+        lambda body: Reply.json(
+            {"stance": "refutes", "confidence": 0.9}
+            if first_statement in body["messages"][-1]["content"]
+            else {"stance": "not_enough_info", "confidence": 0.7}
+        ),
     )
-    found = index.retrieve(CLAIM, ["healthministrydemo"], before=POSTED, k=2)
     judgements = judge_stances(CLAIM, found, LLMClient(fake_llm.config()), CallLedger())
     assert [j.stance for j in judgements] == [
         AuthorityStance.REFUTES,
         AuthorityStance.NOT_ENOUGH_INFO,
     ]
-    first = fake_llm.requests_for("AuthorityStanceAnswer")[0].body["messages"][-1]["content"]
+    asked = [
+        r.body["messages"][-1]["content"] for r in fake_llm.requests_for("AuthorityStanceAnswer")
+    ]
+    first = next(text for text in asked if first_statement in text)
     assert re.search(r"<post>\n" + re.escape(CLAIM) + r"\n</post>", first)
     assert '<evidence account="@healthministrydemo"' in first
     assert "The ministry denies rumours" in first

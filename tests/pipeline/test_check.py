@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.check import Checker
 from pipeline.config import CredibilityConfig, PipelineConfig
+from pipeline.describe import post_query
 from pipeline.records import DecisionStatus, Platform, Stance, Tier, Verdict
 from pipeline.search.local_index import LocalIndex
 from pipeline.toolkit import Toolkit
@@ -200,7 +201,8 @@ def test_undecided_round_triggers_requery_with_new_queries(
         ),
     )
     fake_llm.script("DraftAnswer", cite_first_two)
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    # Without the head start: the post's own words would find the pages in round 1.
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite", head_start=False)
     decision = Checker(kit).check(POST)
     assert len(decision.trace.rounds) >= 2
     assert decision.trace.rounds[1].queries == ["lemon water kills flu virus"]
@@ -287,7 +289,8 @@ def test_decision_is_persisted_with_ordered_evidence_and_llm_calls(
         assert [e.url for e in stored.evidence] == [e.url for e in decision.evidence]
         assert len(stored.llm_calls) == len(decision.trace.llm_calls)
         assert stored.prompt_tokens == sum(c.prompt_tokens for c in decision.trace.llm_calls)
-        assert stored.trace["rounds"][0]["queries"] == ANALYSIS["queries"]
+        # The post's own words (the head start) come first, then the analyst's queries.
+        assert stored.trace["rounds"][0]["queries"] == [post_query(POST), *ANALYSIS["queries"]]
         positions = [e.position for e in session.query(EvidenceRow).order_by(EvidenceRow.id)]
         assert positions == sorted(positions)
     json.dumps(stored.trace)  # the trace is plain JSON

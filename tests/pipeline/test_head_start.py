@@ -1,0 +1,225 @@
+"""The head start: the post's own words are searched while the analyst reads the post, and the
+first round uses what they found."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.check import Checker
+from pipeline.config import CredibilityConfig, FetchConfig, PipelineConfig, ResearchConfig
+from pipeline.credibility import PublisherTable
+from pipeline.describe import post_query
+from pipeline.fetch import Fetcher
+from pipeline.pages import ScoringGate
+from pipeline.records import DecisionStatus, Post, SearchResult, Tier, Verdict
+from pipeline.research import NOT_FETCHED
+from pipeline.search.local_index import LocalIndex
+from pipeline.search.tiered import TieredSearch
+from pipeline.toolkit import Toolkit
+from tests.fakes.http_server import LocalHTTPServer, Route
+from tests.fakes.openai_server import FakeLLM, Reply
+from tests.support import (
+    ANALYSIS,
+    POST,
+    TIERS,
+    build_index,
+    cite_first_two,
+    make_kit,
+    page,
+    quotes_from_page,
+)
+
+NOWHERE = {**ANALYSIS, "queries": ["completely unrelated words about trains"]}
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[LocalIndex]:
+    idx = LocalIndex(build_index(tmp_path / "index.sqlite"))
+    yield idx
+    idx.close()
+
+
+def test_post_query_drops_links_handles_and_hashtag_signs() -> None:
+    post = POST.model_copy(
+        update={"text": "@someone #Lemon water kills $FLU https://t.co/x1 www.a.example/b 🍋 now"}
+    )
+    assert post_query(post) == "Lemon water kills FLU now"
+
+
+def test_post_query_is_cut_to_a_search_engine_length_and_none_when_too_short() -> None:
+    long_post = POST.model_copy(update={"text": " ".join(f"w{i}" for i in range(60))})
+    query = post_query(long_post)
+    assert query is not None and len(query.split()) == 24
+    assert post_query(POST.model_copy(update={"text": "so true https://t.co/x"})) is None
+
+
+def test_post_words_find_evidence_the_analysts_queries_missed(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    fake_llm.script("AnalysisAnswer", Reply.json(NOWHERE))
+    fake_llm.script("EvidenceAnswer", quotes_from_page)
+    fake_llm.script("DraftAnswer", cite_first_two)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(kit).check(POST)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.verdict is Verdict.REFUTED
+    # Settled in the first round: no re-query was needed.
+    assert len(decision.trace.rounds) == 1
+    assert fake_llm.calls("RequeryAnswer") == 0
+    first = decision.trace.rounds[0]
+    assert first.queries == [post_query(POST), *NOWHERE["queries"]]
+    assert {r.query for r in first.results} == {post_query(POST)}
+    assert [e.tier for e in decision.evidence] == [Tier.HIGH, Tier.HIGH]
+    kit.close()
+
+
+def test_head_start_and_sequential_order_reach_the_same_decision(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
+    fake_llm.script("EvidenceAnswer", quotes_from_page)
+    fake_llm.script("DraftAnswer", cite_first_two)
+    decisions = []
+    for concurrency in (8, 1):
+        kit = make_kit(
+            fake_llm, tmp_path / "index.sqlite", concurrency=concurrency, search_concurrency=1
+        )
+        decisions.append(Checker(kit).check(POST))
+        kit.close()
+    concurrent, sequential = decisions
+    assert concurrent.status is sequential.status is DecisionStatus.REPLY
+    assert [e.url for e in concurrent.evidence] == [e.url for e in sequential.evidence]
+    assert [d.url for d in concurrent.trace.rounds[0].documents] == [
+        d.url for d in sequential.trace.rounds[0].documents
+    ]
+
+
+def test_not_checkable_post_sends_nothing_the_head_start_found_to_the_extractor(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    fake_llm.script(
+        "AnalysisAnswer",
+        Reply.json({**ANALYSIS, "checkable": False, "reason": "an opinion", "queries": []}),
+    )
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(kit).check(POST)
+    assert decision.status is DecisionStatus.ABSTAIN
+    assert decision.verdict is Verdict.NOT_CHECKABLE
+    assert fake_llm.calls("EvidenceAnswer") == 0
+    assert decision.trace.rounds == []
+    kit.close()
+
+
+def test_head_start_can_be_switched_off(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
+    fake_llm.script("EvidenceAnswer", quotes_from_page)
+    fake_llm.script("DraftAnswer", cite_first_two)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite", head_start=False)
+    decision = Checker(kit).check(POST)
+    assert decision.trace.rounds[0].queries == ANALYSIS["queries"]
+    assert "head_start" not in decision.timings
+    kit.close()
+
+
+class _SlowForAnalystQueries:
+    """A search engine that finds the local index's High-tier pages for the post's own words,
+    and only a page on a very slow site for anything else."""
+
+    name = "scripted"
+    max_sites = 10_000
+
+    def __init__(self, slow_url: str) -> None:
+        self.slow_url = slow_url
+
+    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
+        urls = (
+            ["https://ministry.example/flu/lemon", "https://institute.example/drinks"]
+            if query == post_query(POST)
+            else [self.slow_url]
+        )
+        hosts = {s.lower() for s in sites}
+        return [
+            SearchResult(url=u, provider=self.name, query=query, rank=i)
+            for i, u in enumerate(urls, 1)
+            if not hosts or httpx.URL(u).host in hosts
+        ][:limit]
+
+
+def test_stop_rule_met_by_head_start_pages_does_not_wait_for_a_slow_site(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    slow_url = "http://slow.example/lemon"
+    server = LocalHTTPServer().start()
+    body = page("Lemon water and flu", "Lemon water does not kill the flu virus.", None)
+    server.add(slow_url, Route(body=body, delay_s=30.0))
+    try:
+        fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
+        fake_llm.script("EvidenceAnswer", quotes_from_page)
+        fake_llm.script("DraftAnswer", cite_first_two)
+        cfg = PipelineConfig(
+            credibility=CredibilityConfig(overrides={**TIERS, "slow.example": "high"}),
+            fetch=FetchConfig(allow_hosts=["slow.example"], timeout_s=60.0),
+            research=ResearchConfig(),
+            llm=fake_llm.config(),
+        )
+        publishers = PublisherTable.from_config(cfg.credibility)
+        client = httpx.Client(proxy=server.base_url, trust_env=False)
+        kit = Toolkit.build(
+            cfg,
+            index_path=tmp_path / "index.sqlite",
+            search=TieredSearch([_SlowForAnalystQueries(slow_url)], publishers),
+            fetcher=Fetcher(cfg.fetch, client=client),
+        )
+        decision = Checker(kit).check(POST)
+        assert decision.status is DecisionStatus.REPLY, decision.reasons
+        slow = [d for d in decision.trace.rounds[0].documents if d.url == slow_url]
+        assert [d.reason for d in slow] == [NOT_FETCHED]
+        kit.close()
+    finally:
+        server.stop()
+
+
+def test_scoring_gate_serves_the_best_tier_first() -> None:
+    gate = ScoringGate()
+    order: list[Tier] = []
+    started = threading.Barrier(4)
+
+    def wait_for(tier: Tier) -> None:
+        started.wait()
+        with gate.turn(tier):
+            order.append(tier)
+
+    with gate.turn(Tier.HIGH):  # the model is busy; three pages queue up meanwhile
+        threads = [
+            threading.Thread(target=wait_for, args=(tier,))
+            for tier in (Tier.LOW, Tier.MEDIUM, Tier.HIGH)
+        ]
+        for thread in threads:
+            thread.start()
+        started.wait()
+        deadline = time.monotonic() + 5
+        while gate.waiting < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(timeout=5)
+    assert order == [Tier.HIGH, Tier.MEDIUM, Tier.LOW]
+
+
+def test_post_query_is_taken_from_the_post_text_only() -> None:
+    post = Post(
+        id="x",
+        author="a",
+        text="Short",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        quoted=POST,
+    )
+    assert post_query(post) is None
