@@ -133,7 +133,7 @@ def reference_extraction(
                     continue
                 text = doc.text[:page_chars]
                 page_block = quote_untrusted(
-                    "page", text, url=doc.final_url or doc.url, title=doc.title
+                    "page", text, n="1", url=doc.final_url or doc.url, title=doc.title
                 )
                 prompt += count(EVIDENCE_SYSTEM) + count(evidence_user(block, claims, page_block))
                 items = extraction_items(page, text)

@@ -16,7 +16,7 @@
 * `build_kit` wires the real `Toolkit` to all three.
 * `FixtureModel` plays the LLM behind the fake OpenAI-compatible server: answers are built from
   the request, like a model reading its prompt. The analyst returns the fixture's claims and
-  queries; the extractor quotes the page's key sentences when they are among the passages it
+  queries; the extractor quotes each page's key sentences when they are among the passages it
   was sent (so a passage lost to relevance filtering is evidence lost, as with a real model);
   the re-querier returns the next batch of fixture queries; the writer cites the first two
   evidence URLs. Every answer is recorded so completion sizes can be counted.
@@ -59,7 +59,7 @@ from tests.fakes.http_server import LocalHTTPServer, Route
 from tests.fakes.openai_server import FakeLLM, Reply
 
 KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
-_PAGE_BLOCK = re.compile(r'<page url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
+_PAGE_BLOCK = re.compile(r'<page n="(\d+)" url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
 _EVIDENCE_URL = re.compile(r'<evidence [^>]*url="([^"]+)"')
 _TRIED = re.compile(r"Queries already tried:\n(.*?)\n\n", re.S)
 # Where no claim or authority index exists: the benchmarks measure web research, and must not
@@ -238,13 +238,17 @@ class FixtureModel:
     def _evidence(self, body: dict[str, Any]) -> Reply:
         user = self._user(body)
         post = fixtures.post_in(user)
-        match = _PAGE_BLOCK.search(user)
-        page = fixtures.page_by_url(match.group(1)) if match else None
-        # A page written about another post says nothing about this one's claims, whatever
-        # its stance there (searching the post's own words can find such pages).
-        if page is None or match is None or post is None or page not in post.pages:
-            return self._record("EvidenceAnswer", {"items": []})
-        items = extraction_items(page, match.group(2))
+        items: list[dict[str, Any]] = []
+        for match in _PAGE_BLOCK.finditer(user):
+            page = fixtures.page_by_url(match.group(2))
+            # A page written about another post says nothing about this one's claims, whatever
+            # its stance there (searching the post's own words can find such pages).
+            if page is None or post is None or page not in post.pages:
+                continue
+            number = int(match.group(1))
+            items.extend(
+                {"page": number, **item} for item in extraction_items(page, match.group(3))
+            )
         return self._record("EvidenceAnswer", {"items": items})
 
     def _requery(self, body: dict[str, Any]) -> Reply:

@@ -78,6 +78,8 @@ class ResearchConfig(BaseModel):
     concurrency: int = 8  # pages fetched/extracted/scored at once within a tier
     search_concurrency: int = 12  # searches at once (a round asks queries × tiers)
     max_extractions_per_tier: int = 3  # most relevant pages per tier sent to the extractor
+    # Pages read in one extraction call (instructions, post and claims are sent once per call).
+    pages_per_extraction: int = 3
     max_pages_per_tier: int = 10
     # Search the post's own words while the claim analysis runs (pipeline.head_start).
     head_start: bool = True

@@ -50,12 +50,13 @@ def analyze_user(post_block: str, n_queries: int) -> str:
 
 EVIDENCE_SYSTEM = f"""You extract evidence for a fact-checker.
 {DATA_RULE}
-Given a post, the claims to verify and passages from one web page, copy word for word the
-sentences (one to three per quote, never paraphrased) that bear on the claims, each with a stance:
-"refutes" (states a claim is false or contradicts it), "context" (important context the post
-leaves out: partly true, outdated, exaggerated, missing a caveat) or "supports" (confirms it).
-At most two quotes per stance. confidence: how sure you are of that stance, 0 to 1.
-No quote bears on the claims: return no items.
+Given a post, the claims to verify and passages from web pages (one numbered <page> block per
+page), copy word for word the sentences (one to three per quote, never paraphrased) that bear on
+the claims, each with the number of its page and a stance: "refutes" (states a claim is false or
+contradicts it), "context" (important context the post leaves out: partly true, outdated,
+exaggerated, missing a caveat) or "supports" (confirms it). At most two quotes per stance per
+page. confidence: how sure you are of that stance, 0 to 1. No quote bears on the claims: return
+no items.
 """
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -107,7 +107,10 @@ class _RoundState:
 
     have: list[Evidence]
     found: list[tuple[PreparedPage, list[Evidence]]] = field(default_factory=list)
-    pending: list[tuple[PreparedPage, Future[list[Evidence]]]] = field(default_factory=list)
+    # Extraction calls in flight: the pages of each batch, and one evidence list per page.
+    pending: list[tuple[list[PreparedPage], Future[list[list[Evidence]]]]] = field(
+        default_factory=list
+    )
     stopped: bool = False
     failed_tiers: int = 0
 
@@ -324,15 +327,14 @@ class Research:
             trace.search_errors.extend(gathered.errors)
             state.failed_tiers += tier_failed and gathered.failed
             pages = [prep.result() for prep in gathered.pages]
-            for page in self._best_pages(pages, slots):
-                trace.documents.append(page.use)
-                if page.use.used:
-                    self._start_extraction(pool, page, number, state)
+            chosen = self._best_pages(pages, slots)
+            trace.documents.extend(p.use for p in pages)
+            self._start_extraction(pool, chosen, number, state)
             self._settle(state)
         if state.failed_tiers == len(SEARCH_TIERS):
             raise SearchError(f"every search failed in round {number}: {trace.search_errors}")
-        for page, fut in state.pending:
-            state.found.append((page, fut.result()))
+        for batch, fut in state.pending:
+            state.found.extend(zip(batch, fut.result(), strict=True))
         return state.found
 
     def _gather(
@@ -377,45 +379,41 @@ class Research:
         number: int,
         state: _RoundState,
     ) -> int:
-        """Send the head start's relevant pages of a tier to the extractor; returns the
-        extraction slots left for the tier. When every page fits, each goes as soon as it is
-        ready; otherwise the best ones are chosen once all are."""
+        """Send the head start's best pages of a tier to the extractor as soon as they are all
+        scored; returns the extraction slots left for the tier."""
         queries = self._query_matrix()
-        if len(pages) <= slots:
-            for done in as_completed(pages):
-                page = score(done.result(), queries, self.kit)
-                if page.use.used:
-                    self._start_extraction(pool, page, number, state)
-                    slots -= 1
-            # The trace lists pages in search order whatever order they arrived in.
-            trace.documents.extend(p.result().use for p in pages)
-            return slots
         ready = [score(p.result(), queries, self.kit) for p in pages]
-        for page in self._best_pages(ready, slots):
-            trace.documents.append(page.use)
-            if page.use.used:
-                self._start_extraction(pool, page, number, state)
-                slots -= 1
-        return slots
+        chosen = self._best_pages(ready, slots)
+        trace.documents.extend(p.use for p in ready)
+        self._start_extraction(pool, chosen, number, state)
+        return slots - len(chosen)
 
     def _start_extraction(
-        self, pool: ThreadPoolExecutor, page: PreparedPage, number: int, state: _RoundState
+        self,
+        pool: ThreadPoolExecutor,
+        pages: list[PreparedPage],
+        number: int,
+        state: _RoundState,
     ) -> None:
-        if self.use_llm:
-            state.pending.append((page, pool.submit(self._extract, page, number)))
-        else:
-            state.found.append((page, []))
+        if not self.use_llm:
+            state.found.extend((page, []) for page in pages)
+            return
+        size = max(1, self.cfg.research.pages_per_extraction)
+        for start in range(0, len(pages), size):
+            batch = pages[start : start + size]
+            state.pending.append((batch, pool.submit(self._extract, batch, number)))
 
     def _settle(self, state: _RoundState) -> None:
         """Wait for the extractions in flight only if they could meet the stop rule; otherwise
         the next tier is needed anyway, so it starts now."""
         needed = self.cfg.research.stop_after_refuting_pages
-        if refuting_pages(state.have) + len(state.pending) < needed:
+        in_flight = sum(len(pages) for pages, _ in state.pending)
+        if refuting_pages(state.have) + in_flight < needed:
             return
-        for page, fut in state.pending:
-            items = fut.result()
-            state.have.extend(items)
-            state.found.append((page, items))
+        for pages, fut in state.pending:
+            for page, items in zip(pages, fut.result(), strict=True):
+                state.have.extend(items)
+                state.found.append((page, items))
         state.pending = []
         if refuting_pages(state.have) >= needed:
             state.stopped = True
@@ -449,15 +447,16 @@ class Research:
         return self._queries
 
     def _best_pages(self, pages: list[PreparedPage], cap: int) -> list[PreparedPage]:
-        """Only the most relevant usable pages of a tier go to the extractor (the others stay
-        in the trace with the reason): the LLM reads the best passages, not every page."""
+        """The `cap` most relevant usable pages, best first: only they go to the extractor (the
+        others stay in the trace with the reason), so the LLM reads the best passages, not
+        every page."""
         limit = self.cfg.research.max_extractions_per_tier
         usable = sorted((p for p in pages if p.use.used), key=lambda p: -p.use.relevance)
         for page in usable[max(0, cap) :]:
             page.use.used = False
             page.use.reason = f"not extracted: {limit} more relevant page(s) in this tier"
             page.passages = []
-        return pages
+        return usable[: max(0, cap)]
 
     def _search(self, query: str, tier: Tier, limit: int) -> TierSearchOutcome:
         return self.kit.search.search_tier(
@@ -477,22 +476,27 @@ class Research:
         )
         return score(page, self._query_matrix(), self.kit)
 
-    def _extract(self, page: PreparedPage, number: int) -> list[Evidence]:
-        rating = self.kit.publishers.lookup(page.doc.final_url or page.doc.url)
-        page_input = evidence_stage.PageInput(
-            doc=page.doc,
-            tier=page.tier,
-            domain=rating.domain,
-            relevance=page.use.relevance,
-            passages=page.passages,
-            round=number,
+    def _extract(self, pages: list[PreparedPage], number: int) -> list[list[Evidence]]:
+        inputs = []
+        for page in pages:
+            rating = self.kit.publishers.lookup(page.doc.final_url or page.doc.url)
+            inputs.append(
+                evidence_stage.PageInput(
+                    doc=page.doc,
+                    tier=page.tier,
+                    domain=rating.domain,
+                    relevance=page.use.relevance,
+                    passages=page.passages,
+                    round=number,
+                )
+            )
+        extractions = evidence_stage.extract(
+            inputs, self._post_block, self.analysis.claims, self.kit.llm, self.ledger
         )
-        extraction = evidence_stage.extract(
-            page_input, self._post_block, self.analysis.claims, self.kit.llm, self.ledger
-        )
-        if extraction.rejected:
-            page.use.reason = "; ".join(extraction.rejected)[:500]
-        return extraction.evidence
+        for page, extraction in zip(pages, extractions, strict=True):
+            if extraction.rejected:
+                page.use.reason = "; ".join(extraction.rejected)[:500]
+        return [extraction.evidence for extraction in extractions]
 
     def _requery(self, tried: list[str], evidence: list[Evidence]) -> tuple[list[str], str]:
         block = quote_untrusted(

@@ -37,7 +37,7 @@ VERDICT_WORDING = {
     Verdict.SUPPORTED: "supported: the evidence confirms the post",
 }
 
-MAX_EVIDENCE_IN_PROMPT = 6
+MAX_EVIDENCE_IN_PROMPT = 4  # a reply cites one or two sources; the best four are plenty
 
 
 class DraftAnswer(BaseModel):

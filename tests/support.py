@@ -94,14 +94,18 @@ def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> Toolkit
 
 
 def quotes_from_page(body: dict[str, Any], stance: str = "refutes") -> Reply:
-    """An extractor that quotes the first sentence of the page it was given, like a model."""
+    """An extractor that quotes the first sentence of each page it was given, like a model."""
     user = body["messages"][-1]["content"]
-    block = re.search(r"<page[^>]*>\n(.*?)\n</page>", user, re.S)
-    assert block is not None, "the page must arrive inside a <page> data block"
-    first_sentence = block.group(1).split(". ")[0]
-    if "lemon" not in first_sentence.lower() and "hot drinks" not in first_sentence.lower():
-        return Reply.json({"items": []})
-    return Reply.json({"items": [{"quote": first_sentence, "stance": stance, "confidence": 0.9}]})
+    blocks = re.findall(r'<page n="(\d+)"[^>]*>\n(.*?)\n</page>', user, re.S)
+    assert blocks, "the pages must arrive inside numbered <page> data blocks"
+    items = []
+    for number, text in blocks:
+        first_sentence = text.split(". ")[0]
+        if "lemon" in first_sentence.lower() or "hot drinks" in first_sentence.lower():
+            items.append(
+                {"page": int(number), "quote": first_sentence, "stance": stance, "confidence": 0.9}
+            )
+    return Reply.json({"items": items})
 
 
 def cite_first_two(body: dict[str, Any]) -> Reply:

@@ -57,7 +57,9 @@ def test_refuted_post_gets_a_guarded_reply_citing_evidence(
     assert all(e.stance is Stance.REFUTES for e in decision.evidence)
     extracted = [r.body["messages"][-1]["content"] for r in fake_llm.requests_for("EvidenceAnswer")]
     assert not any("paper.example" in u for u in extracted)
-    assert fake_llm.calls("EvidenceAnswer") == 2
+    # Both High-tier pages were read in one call, each in its own numbered block.
+    assert fake_llm.calls("EvidenceAnswer") == 1
+    assert '<page n="1"' in extracted[0] and '<page n="2"' in extracted[0]
     # The page published after as-of is kept in the trace but not used.
     uses = {u.url: u for r in decision.trace.rounds for u in r.documents}
     assert 0 < decision.confidence <= 0.7  # β = 0.7 caps it

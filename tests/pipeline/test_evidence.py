@@ -1,4 +1,4 @@
-from pipeline.evidence import PageInput, QuoteAnswer, locate_quote, verify_items
+from pipeline.evidence import PageInput, QuoteAnswer, locate_quote, verify_batch, verify_items
 from pipeline.records import Document, Stance, Tier
 
 PAGE = (
@@ -9,10 +9,10 @@ PAGE = (
 )
 
 
-def page(text: str = PAGE) -> PageInput:
+def page(text: str = PAGE, url: str = "https://health.example/review") -> PageInput:
     doc = Document(
-        url="https://health.example/review",
-        canonical_url="https://health.example/review",
+        url=url,
+        canonical_url=url,
         ok=True,
         text=text,
         content_hash="abc",
@@ -103,3 +103,65 @@ def test_duplicate_quotes_are_kept_once():
         QuoteAnswer(quote=q + ".", stance="refutes", confidence=0.8),
     ]
     assert len(verify_items(items, page()).evidence) == 1
+
+
+OTHER = (
+    "Officials said the campaign will continue through the winter months.\n\n"
+    "Claims that the vaccine contains tracking chips are false, the regulator said."
+)
+
+
+def test_batch_quote_is_credited_to_the_page_that_holds_it_whatever_number_the_model_gave():
+    pages = [page(), page(OTHER, "https://regulator.example/chips")]
+    items = [
+        # Both numbered wrong by the model: each is found on the other page.
+        QuoteAnswer(
+            page=1,
+            quote="Claims that the vaccine contains tracking chips are false",
+            stance="refutes",
+            confidence=0.9,
+        ),
+        QuoteAnswer(
+            page=2,
+            quote="mRNA never enters the cell nucleus",
+            stance="refutes",
+            confidence=0.8,
+        ),
+    ]
+    first, second = verify_batch(items, pages)
+    assert [e.quote for e in first.evidence] == ["mRNA never enters the cell nucleus"]
+    assert [e.url for e in second.evidence] == ["https://regulator.example/chips"]
+    assert second.evidence[0].quote.startswith("Claims that the vaccine contains tracking chips")
+
+
+def test_batch_quote_on_no_page_is_dropped_and_the_per_stance_cap_is_per_page():
+    pages = [page(), page(OTHER, "https://regulator.example/chips")]
+    on_first = [
+        "The agency reviewed 42 studies published between 2010 and 2024",
+        "None of them found that the vaccine alters human DNA",
+        "Mild side effects such as a sore arm were reported",
+    ]
+    items = [
+        QuoteAnswer(page=1, quote=q, stance="context", confidence=0.9 - i / 10)
+        for i, q in enumerate(on_first)
+    ]
+    items += [
+        QuoteAnswer(
+            page=2,
+            quote="Officials said the campaign will continue",
+            stance="context",
+            confidence=0.5,
+        ),
+        QuoteAnswer(
+            page=9,
+            quote="The moon is made of cheese, the regulator said",
+            stance="refutes",
+            confidence=0.9,
+        ),
+    ]
+    first, second = verify_batch(items, pages)
+    assert len(first.evidence) == 2  # the third context quote of page 1 is over the cap
+    assert any("cap" in r for r in first.rejected)
+    assert len(second.evidence) == 1  # page 2 has its own cap
+    # An out-of-range page number is read as page 1; the invented quote is on no page.
+    assert any("moon" in r for r in first.rejected)
