@@ -1,10 +1,11 @@
 """One post in, one decision out: the whole correction pipeline in order.
 
 describe → analyse → known claims → research rounds (authorities, then search, fetch,
-relevance, evidence) → verdict → write → guard (→ rewrite ≤ N) → decision. Every outcome is a
-`Decision`: a reply, an abstention with its reasons, `needs_llm` when no endpoint is configured,
-or `failed` when something technical broke (with the trace gathered up to that point). Nothing
-here posts anything.
+relevance, evidence) → verdict → write → guard (→ rewrite ≤ N) → decision. With an LLM, the
+head start (`pipeline.head_start`) searches the post's own words beside the first two steps.
+Every outcome is a `Decision`: a reply, an abstention with its reasons, `needs_llm` when no
+endpoint is configured, or `failed` when something technical broke (with the trace gathered up
+to that point). Nothing here posts anything.
 
 Known claims: the post's claims (the post itself without an LLM) are matched against the claim
 index. A strong, recent match to a false or misleading rating is evidence (`source` fact_check),

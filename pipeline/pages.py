@@ -133,12 +133,16 @@ def fetch_and_encode(
         use.reason = NOT_NEEDED
         return PreparedPage(result, tier, doc, use)
     text = doc.text[: kit.cfg.fetch.max_page_chars * 10]
-    with gate.turn(tier):
-        # Asked again: the wait for the model can be long, and the round may be over by now.
-        if skip is not None and skip.is_set():
-            use.reason = NOT_NEEDED
-            return PreparedPage(result, tier, doc, use)
-        encoded = encode_page(kit.embedder, doc.final_url or doc.url, text, kit.cfg.relevance)
+    url = doc.final_url or doc.url
+    encoded = kit.passages.get(doc.content_hash, text, url, kit.cfg.relevance)
+    if encoded is None:
+        with gate.turn(tier):
+            # Asked again: the wait for the model can be long, and the round may be over now.
+            if skip is not None and skip.is_set():
+                use.reason = NOT_NEEDED
+                return PreparedPage(result, tier, doc, use)
+            encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance)
+        kit.passages.put(doc.content_hash, text, kit.cfg.relevance, encoded)
     return PreparedPage(result, tier, doc, use, encoded=encoded)
 
 

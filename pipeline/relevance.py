@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -257,6 +258,43 @@ class EncodedPage:
 def encode_page(embedder: Embedder, url: str, text: str, cfg: RelevanceConfig) -> EncodedPage:
     passages = split_passages(text, cfg.passage_words)
     return EncodedPage(url=url, passages=passages, vectors=embedder.encode(passages))
+
+
+class PassageCache:
+    """Encoded passages of recently scored page texts, by text hash.
+
+    A viral claim brings the same debunks up for post after post, and encoding a long page is
+    most of the pipeline's own compute (about 0.4 s for 1,600 words on two CPU cores), so a page
+    is encoded once while it stays among the `size` most recently used. About 30 KB a page.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[str, int, int], EncodedPage] = OrderedDict()
+
+    def get(self, text_hash: str, text: str, url: str, cfg: RelevanceConfig) -> EncodedPage | None:
+        if not text_hash:
+            return None
+        with self._lock:
+            found = self._items.get((text_hash, len(text), cfg.passage_words))
+            if found is None:
+                return None
+            self._items.move_to_end((text_hash, len(text), cfg.passage_words))
+        return EncodedPage(url=url, passages=found.passages, vectors=found.vectors)
+
+    def put(self, text_hash: str, text: str, cfg: RelevanceConfig, page: EncodedPage) -> None:
+        if not text_hash or self._size <= 0:
+            return
+        with self._lock:
+            self._items[(text_hash, len(text), cfg.passage_words)] = page
+            self._items.move_to_end((text_hash, len(text), cfg.passage_words))
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
 
 
 def score_encoded(page: EncodedPage, queries: FloatMatrix, cfg: RelevanceConfig) -> PageScore:

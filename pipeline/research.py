@@ -3,11 +3,17 @@
 One round (MUSE's order, made concurrent):
 1. every query is searched in every tier at once (searches are cheap and independent);
 2. every new result page is fetched, filtered (as-of time, length, dateless rule) and scored
-   for relevance at once, a bounded number at a time, so one slow site does not stall the post;
-3. evidence is extracted (LLM) tier by tier, High first. A lower tier's extraction starts
-   without waiting for the tier above when the pages still pending above it could not reach the
-   stop rule even if all of them refuted; otherwise it waits, and the round stops as soon as
-   enough distinct pages refute the post (MUSE), saving the LLM calls for lower tiers.
+   for relevance at once, a bounded number at a time, so one slow site does not stall the post
+   (`pipeline.pages`; the embedding model takes High-tier pages first);
+3. evidence is extracted (LLM) tier by tier, High first, the tier's most relevant pages read
+   together in one call. A lower tier's extraction starts without waiting for the tier above
+   when the pages still pending above it could not reach the stop rule even if all of them
+   refuted; otherwise it waits, and the round stops as soon as enough distinct pages refute the
+   post (MUSE), saving the LLM calls for lower tiers and not waiting for pages still loading.
+In the first round, the pages the head start found for the post's own words
+(`pipeline.head_start`, searched while the claims were being analysed) come first in each tier:
+they are already fetched and encoded, so their extraction starts before the analyst's queries
+have returned, and when they meet the stop rule the round ends there.
 If the round ends undecided, the LLM writes new queries from what is missing plus a compressed
 summary of the evidence so far, for up to `max_rounds` rounds (STEEL).
 
@@ -435,8 +441,9 @@ class Research:
             for result, fut in zip(gathered.results, gathered.pages, strict=True):
                 if fut.done() and fut.exception() is None:
                     use = fut.result().use
-                    use.used = False
-                    use.reason = NOT_NEEDED
+                    if use.used or not use.reason:  # keep why an unusable page was unusable
+                        use.used = False
+                        use.reason = NOT_NEEDED
                 else:
                     use = DocumentUse(url=result.url, tier=tier, used=False, reason=NOT_FETCHED)
                 trace.documents.append(use)

@@ -1,14 +1,15 @@
 """The long-lived parts a check uses, built once per process and shared by requests.
 
 Only caches that are safe to lose live here (the embedding model, HTTP clients, the publisher
-table, the local index, claim index and authority index handles); everything about one request
-lives in its own records. The claim and authority indexes are opened only when their files
-exist: the check path never creates them (`factnote claims import` and the timeline pull do).
+table, the local index, claim index and authority index handles, recently encoded passages);
+everything about one request lives in its own records. The claim and authority indexes are
+opened only when their files exist: the check path never creates them (`factnote claims
+import` and the timeline pull do).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.authority import AuthorityIndex
@@ -18,7 +19,7 @@ from pipeline.credibility import PublisherTable
 from pipeline.fetch import DocumentStore, Fetcher
 from pipeline.llm import LLMClient
 from pipeline.records import Document
-from pipeline.relevance import Embedder, get_embedder
+from pipeline.relevance import Embedder, PassageCache, get_embedder
 from pipeline.search.local_index import LocalIndex
 from pipeline.search.registry import build_providers
 from pipeline.search.tiered import TieredSearch
@@ -35,6 +36,7 @@ class Toolkit:
     local_index: LocalIndex | None = None
     claim_index: ClaimIndex | None = None
     authority_index: AuthorityIndex | None = None
+    passages: PassageCache = field(default_factory=PassageCache)
 
     @classmethod
     def build(

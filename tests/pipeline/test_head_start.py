@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -223,3 +224,28 @@ def test_post_query_is_taken_from_the_post_text_only() -> None:
         quoted=POST,
     )
     assert post_query(post) is None
+
+
+def test_pages_scored_for_one_post_are_not_encoded_again_for_the_next(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
+    fake_llm.script("EvidenceAnswer", quotes_from_page)
+    fake_llm.script("DraftAnswer", cite_first_two)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    first = Checker(kit).check(POST)
+    encoded: list[str] = []
+    real_encode = kit.embedder.encode
+
+    def counting(texts: Sequence[str]) -> Any:
+        encoded.extend(texts)
+        return real_encode(texts)
+
+    monkeypatch.setattr(kit.embedder, "encode", counting)
+    second = Checker(kit).check(POST)
+    assert [e.url for e in second.evidence] == [e.url for e in first.evidence]
+    # Only the post, its claims and the local index's search queries were encoded; every page
+    # came from the passage cache.
+    assert encoded
+    assert set(encoded) <= {POST.text, post_query(POST), *ANALYSIS["claims"], *ANALYSIS["queries"]}
+    kit.close()

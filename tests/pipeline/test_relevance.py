@@ -14,7 +14,9 @@ from pipeline.config import RelevanceConfig
 from pipeline.relevance import (
     Embedder,
     EmbedderError,
+    PassageCache,
     default_model_path,
+    encode_page,
     get_embedder,
     rank_pages,
     score_page,
@@ -218,3 +220,33 @@ def test_rank_pages_puts_the_relevant_page_first(embedder: Embedder) -> None:
     scores = [p.score for p in ranked]
     assert scores == sorted(scores, reverse=True)
     assert scores[0] > scores[1] + 0.3
+
+
+def test_passage_cache_returns_a_page_encoded_before_under_the_new_url(
+    embedder: Embedder,
+) -> None:
+    cfg = RelevanceConfig()
+    cache = PassageCache(size=2)
+    page = encode_page(embedder, "https://a.example/x", ON_TOPIC, cfg)
+    cache.put("hash-a", ON_TOPIC, cfg, page)
+    again = cache.get("hash-a", ON_TOPIC, "https://mirror.example/x", cfg)
+    assert again is not None and again.url == "https://mirror.example/x"
+    assert again.passages == page.passages and again.vectors is page.vectors
+    # Another passage size splits the text differently: not the same entry.
+    assert cache.get("hash-a", ON_TOPIC, "u", RelevanceConfig(passage_words=40)) is None
+    # Without a text hash nothing is cached.
+    cache.put("", OFF_TOPIC, cfg, page)
+    assert cache.get("", OFF_TOPIC, "u", cfg) is None
+
+
+def test_passage_cache_forgets_the_least_recently_used_page(embedder: Embedder) -> None:
+    cfg = RelevanceConfig()
+    cache = PassageCache(size=2)
+    page = encode_page(embedder, "u", ON_TOPIC, cfg)
+    for key in ("a", "b"):
+        cache.put(key, ON_TOPIC, cfg, page)
+    assert cache.get("a", ON_TOPIC, "u", cfg) is not None  # "a" is now the most recent
+    cache.put("c", ON_TOPIC, cfg, page)
+    assert len(cache) == 2
+    assert cache.get("b", ON_TOPIC, "u", cfg) is None
+    assert cache.get("a", ON_TOPIC, "u", cfg) is not None
