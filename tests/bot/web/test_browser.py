@@ -128,7 +128,9 @@ def test_moderator_filters_edits_fixes_approves_and_finds_the_item(
     expect(p.locator("#state")).to_have_text("awaiting_review")  # type: ignore[attr-defined]
     assert _state(app_env, rid) == RequestState.AWAITING_REVIEW.value
 
-    # Fix it and approve: posted through the local adapter.
+    # Fix it and approve: posted through the local adapter. The refused form came back as a
+    # new page; its meter script must be running before typing (a loaded machine is slow).
+    p.wait_for_load_state("load")  # type: ignore[attr-defined]
     fixed = f"Lemon water cannot reach the airway cells where flu viruses grow. {MINISTRY}"
     p.fill("#draft-text", fixed)  # type: ignore[attr-defined]
     expect(p.locator("#meter")).not_to_have_class("meter over")  # type: ignore[attr-defined]
