@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from pipeline.fetch import Fetcher
 from pipeline.pages import ScoringGate
 from pipeline.records import DecisionStatus, Post, SearchResult, Tier, Verdict
 from pipeline.research import NOT_FETCHED
+from pipeline.search.base import SearchError
 from pipeline.search.local_index import LocalIndex
 from pipeline.search.tiered import TieredSearch
 from pipeline.toolkit import Toolkit
@@ -35,6 +36,7 @@ from tests.support import (
     make_kit,
     page,
     quotes_from_page,
+    script_happy_path,
 )
 
 NOWHERE = {**ANALYSIS, "queries": ["completely unrelated words about trains"]}
@@ -248,4 +250,53 @@ def test_pages_scored_for_one_post_are_not_encoded_again_for_the_next(
     # came from the passage cache.
     assert encoded
     assert set(encoded) <= {POST.text, post_query(POST), *ANALYSIS["claims"], *ANALYSIS["queries"]}
+    kit.close()
+
+
+class _Flaky:
+    """The local index as a search provider that is down for some queries."""
+
+    name = "flaky"
+    max_sites = 10_000
+
+    def __init__(self, inner: LocalIndex, down: Callable[[str], bool]) -> None:
+        self.inner = inner
+        self.down = down
+
+    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
+        if self.down(query):
+            raise SearchError(f"flaky: HTTP 503 for {query!r}")
+        return self.inner.search(query, limit=limit, sites=sites)
+
+
+def _with_search(kit: Toolkit, down: Callable[[str], bool]) -> Toolkit:
+    assert kit.local_index is not None
+    kit.search = TieredSearch([_Flaky(kit.local_index, down)], kit.publishers)
+    return kit
+
+
+def test_head_start_search_failure_is_recorded_and_the_analysts_queries_still_run(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    script_happy_path(fake_llm)
+    kit = _with_search(
+        make_kit(fake_llm, tmp_path / "index.sqlite"), lambda q: q == post_query(POST)
+    )
+    decision = Checker(kit).check(POST)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    errors = decision.trace.rounds[0].search_errors
+    assert errors and all("503" in e for e in errors)
+    assert {r.query for r in decision.trace.rounds[0].results} <= set(ANALYSIS["queries"])
+    kit.close()
+
+
+def test_every_search_failing_head_start_included_fails_the_check(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    script_happy_path(fake_llm)
+    kit = _with_search(make_kit(fake_llm, tmp_path / "index.sqlite"), lambda q: True)
+    decision = Checker(kit).check(POST)
+    assert decision.status is DecisionStatus.FAILED
+    assert decision.error is not None and decision.error.startswith("SearchError")
+    assert decision.verdict is None
     kit.close()
