@@ -68,6 +68,7 @@ from pipeline.relevance import FloatMatrix, encode_queries
 from pipeline.search.base import SearchError
 from pipeline.search.tiered import TierSearchOutcome
 from pipeline.toolkit import Toolkit
+from pipeline.urls import canonical_url
 from pipeline.verdict import (
     Assessment,
     assess,
@@ -153,6 +154,7 @@ class Research:
         # One set for the head start and every round, so each page is fetched once; a
         # fact-check already in hand is not fetched and extracted again from the web.
         self._seen = head_start.seen if head_start is not None else SeenUrls()
+        self._prior_urls = {canonical_url(item.url) for item in self._prior}
         for item in self._prior:
             self._seen.add(item.url)
         self._gate = head_start.gate if head_start is not None else ScoringGate()
@@ -389,6 +391,13 @@ class Research:
         scored; returns the extraction slots left for the tier."""
         queries = self._query_matrix()
         ready = [score(p.result(), queries, self.kit) for p in pages]
+        for page in ready:
+            # The head start searched before the known fact-checks were matched, so it may
+            # have fetched one of them; it is evidence already.
+            if page.use.used and canonical_url(page.result.url) in self._prior_urls:
+                page.use.used = False
+                page.use.reason = "already evidence: a matched fact-check"
+                page.passages = []
         chosen = self._best_pages(ready, slots)
         trace.documents.extend(p.use for p in ready)
         self._start_extraction(pool, chosen, number, state)

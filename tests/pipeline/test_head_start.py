@@ -14,12 +14,21 @@ import httpx
 import pytest
 
 from pipeline.check import Checker
-from pipeline.config import CredibilityConfig, FetchConfig, PipelineConfig, ResearchConfig
+from pipeline.claims import ClaimIndex, ClaimRecord, Rating
+from pipeline.config import (
+    ClaimsConfig,
+    CredibilityConfig,
+    FetchConfig,
+    PipelineConfig,
+    RelevanceConfig,
+    ResearchConfig,
+)
 from pipeline.credibility import PublisherTable
 from pipeline.describe import post_query
 from pipeline.fetch import Fetcher
 from pipeline.pages import ScoringGate
 from pipeline.records import DecisionStatus, Post, SearchResult, Tier, Verdict
+from pipeline.relevance import get_embedder
 from pipeline.research import NOT_FETCHED
 from pipeline.search.base import SearchError
 from pipeline.search.local_index import LocalIndex
@@ -299,4 +308,38 @@ def test_every_search_failing_head_start_included_fails_the_check(
     assert decision.status is DecisionStatus.FAILED
     assert decision.error is not None and decision.error.startswith("SearchError")
     assert decision.verdict is None
+    kit.close()
+
+
+def test_a_page_that_is_already_a_matched_fact_check_is_not_extracted_again(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    ministry = "https://ministry.example/flu/lemon"
+    claims = ClaimIndex(
+        tmp_path / "claims.sqlite",
+        get_embedder(RelevanceConfig()),
+        cfg=ClaimsConfig(),
+        publishers=PublisherTable.from_config(CredibilityConfig(overrides=TIERS)),
+    )
+    claims.add(
+        [
+            ClaimRecord(
+                claim_text=POST.text,
+                review_url=ministry,
+                rating=Rating.FALSE,
+                rating_text="False",
+                publisher_name="Ministry of Health",
+                review_date=datetime(2026, 10, 1, tzinfo=UTC),
+            )
+        ]
+    )
+    script_happy_path(fake_llm)
+    cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS), llm=fake_llm.config())
+    kit = Toolkit.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=claims)
+    decision = Checker(kit).check(POST)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    from_ministry = [e for e in decision.evidence if e.url == ministry]
+    assert [e.source for e in from_ministry] == ["fact_check"]
+    uses = [d for d in decision.trace.rounds[0].documents if d.url == ministry]
+    assert [d.reason for d in uses] == ["already evidence: a matched fact-check"]
     kit.close()
