@@ -132,11 +132,6 @@ def extract(
     return verify_batch(answer.items, pages)
 
 
-def verify_items(items: list[QuoteAnswer], page: PageInput) -> Extraction:
-    """`verify_batch` for a single page (every quote is taken as the page's)."""
-    return verify_batch([item.model_copy(update={"page": 1}) for item in items], [page])[0]
-
-
 def verify_batch(items: list[QuoteAnswer], pages: Sequence[PageInput]) -> list[Extraction]:
     """Keep the quotes that are really on one of `pages`, attributed to the page that holds
     them, at most `MAX_PER_STANCE` per stance per page."""

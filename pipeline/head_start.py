@@ -17,24 +17,13 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from pipeline.describe import post_query
-from pipeline.pages import PreparedPage, ScoringGate, SeenUrls, fetch_and_encode
+from pipeline.pages import PreparedPage, ScoringGate, SeenUrls, TierPages, fetch_and_encode
 from pipeline.records import SEARCH_TIERS, Post, SearchResult, Tier
 from pipeline.search.base import SearchError
 from pipeline.toolkit import Toolkit
-
-
-@dataclass
-class TierStart:
-    """What the post's own words found in one tier."""
-
-    results: list[SearchResult] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    failed: bool = False  # every provider failed for this tier
-    pages: list[Future[PreparedPage]] = field(default_factory=list)
 
 
 class HeadStart:
@@ -48,7 +37,7 @@ class HeadStart:
         self.seen = seen
         self.gate = ScoringGate()
         self.skip = threading.Event()  # set once the pages are no longer wanted
-        self.tiers: dict[Tier, Future[TierStart]] = {}
+        self.tiers: dict[Tier, Future[TierPages]] = {}
         research = kit.cfg.research
         self._sequential = research.concurrency <= 1
         self._io = ThreadPoolExecutor(
@@ -75,9 +64,9 @@ class HeadStart:
         self._io.shutdown(wait=False, cancel_futures=True)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _tier(self, query: str, tier: Tier) -> TierStart:
+    def _tier(self, query: str, tier: Tier) -> TierPages:
         limit = self.kit.cfg.search.results_per_query
-        started = TierStart()
+        started = TierPages()
         try:
             outcome = self.kit.search.search_tier(
                 query, tier, limit=limit, sites=self.kit.publishers.domains_for(tier)

@@ -24,8 +24,11 @@ _STOPWORD_TEXT = """
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
-    yourselves rt amp via"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+    yourselves"""
+# English function words; the local index's full-text queries drop them too.
+ENGLISH_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# On social posts "RT", "&amp;" and "via" are platform noise as well.
+STOPWORDS = ENGLISH_STOPWORDS | {"rt", "amp", "via"}
 
 # One plural step, then one derivational step, each keeping a stem of at least three letters
 # so that "news", "gas" or "virus" stay whole.

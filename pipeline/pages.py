@@ -16,6 +16,7 @@ import heapq
 import itertools
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +38,17 @@ class PreparedPage:
     use: DocumentUse
     encoded: EncodedPage | None = None  # set when the page passed the filters
     passages: list[Passage] = field(default_factory=list)  # set by `score` when relevant
+
+
+@dataclass
+class TierPages:
+    """What a tier's searches found and its pages being prepared (one future per result, in
+    the same order)."""
+
+    results: list[SearchResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    failed: bool = False  # every search of the tier failed
+    pages: list[Future[PreparedPage]] = field(default_factory=list)
 
 
 class ScoringGate:

@@ -41,13 +41,14 @@ from pydantic import BaseModel
 from pipeline import evidence as evidence_stage
 from pipeline.authority import AuthorityStance, judge_stances, relevant_accounts, to_evidence
 from pipeline.describe import post_block, query_texts
-from pipeline.head_start import HeadStart, TierStart
+from pipeline.head_start import HeadStart
 from pipeline.llm import CallLedger
 from pipeline.pages import (
     NOT_NEEDED,
     PreparedPage,
     ScoringGate,
     SeenUrls,
+    TierPages,
     fetch_and_encode,
     score,
 )
@@ -95,16 +96,6 @@ class ResearchOutcome:
     documents: list[Document]  # snapshots of the pages evidence came from
     candidates: list[Passage]  # relevant passages (kept for the no-LLM path)
     search_failed: bool = False
-
-
-@dataclass
-class _Late:
-    """A tier's results for the round's own queries, and their pages being prepared."""
-
-    results: list[SearchResult] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    failed: bool = True
-    pages: list[Future[PreparedPage]] = field(default_factory=list)
 
 
 @dataclass
@@ -309,7 +300,7 @@ class Research:
         }
         # Results are gathered tier by tier (High first, so a page two tiers list is the
         # higher tier's) off this thread, so the head start's pages are read meanwhile.
-        late: dict[Tier, Future[_Late]] = {tier: Future() for tier in SEARCH_TIERS}
+        late: dict[Tier, Future[TierPages]] = {tier: Future() for tier in SEARCH_TIERS}
         pool.submit(self._gather, pool, searches, late, head)
 
         state = _RoundState(have=list(prior))
@@ -349,7 +340,7 @@ class Research:
         self,
         pool: ThreadPoolExecutor,
         searches: dict[Tier, list[Future[TierSearchOutcome]]],
-        late: dict[Tier, Future[_Late]],
+        late: dict[Tier, Future[TierPages]],
         head: HeadStart | None,
     ) -> None:
         if head is not None:
@@ -358,7 +349,7 @@ class Research:
             for started in head.tiers.values():
                 started.exception()
         for tier in SEARCH_TIERS:
-            gathered = _Late()
+            gathered = TierPages(failed=True)  # until one search of the tier answers
             try:
                 results: list[SearchResult] = []
                 for search in searches[tier]:
@@ -438,8 +429,8 @@ class Research:
         self,
         trace: RoundTrace,
         tier: Tier,
-        started: Future[TierStart] | None,
-        late: Future[_Late],
+        started: Future[TierPages] | None,
+        late: Future[TierPages],
     ) -> None:
         """Put a tier the stop rule made unnecessary in the trace, without waiting for it."""
         for source in (started, late):

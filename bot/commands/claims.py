@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.commands.output import say, warn
+from bot.commands.settings import section
 from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, RelevanceConfig
 
 app = typer.Typer(
@@ -24,21 +26,8 @@ app = typer.Typer(
 )
 
 
-def _say(message: str) -> None:
-    Console().print(message, markup=False, highlight=False, soft_wrap=True)
-
-
-def _warn(message: str) -> None:
-    Console(stderr=True).print(message, markup=False, highlight=False, soft_wrap=True)
-
-
-def _section(ctx: typer.Context, name: str, kind: type[Any]) -> Any:
-    value = getattr(ctx.obj, name, None)  # bot.config.Settings, when mounted
-    return value if isinstance(value, kind) else kind()
-
-
 def _index_path(ctx: typer.Context, option: Path | None) -> Path:
-    return option if option is not None else Path(_section(ctx, "claims", ClaimsConfig).path)
+    return option if option is not None else Path(section(ctx, "claims", ClaimsConfig).path)
 
 
 def _open(ctx: typer.Context, path: Path) -> Any:
@@ -48,9 +37,9 @@ def _open(ctx: typer.Context, path: Path) -> Any:
 
     return ClaimIndex(
         path,
-        get_embedder(_section(ctx, "relevance", RelevanceConfig)),
-        cfg=_section(ctx, "claims", ClaimsConfig),
-        publishers=PublisherTable.from_config(_section(ctx, "credibility", CredibilityConfig)),
+        get_embedder(section(ctx, "relevance", RelevanceConfig)),
+        cfg=section(ctx, "claims", ClaimsConfig),
+        publishers=PublisherTable.from_config(section(ctx, "credibility", CredibilityConfig)),
     )
 
 
@@ -73,24 +62,24 @@ def import_(
     failures = 0
     with (
         _open(ctx, _index_path(ctx, index)) as claims_index,
-        Fetcher(_section(ctx, "fetch", FetchConfig)) as fetcher,
+        Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
     ):
         for source in sources:
             try:
                 records = fetch_records(source, fetcher) if _is_url(source) else load_file(source)
             except ClaimImportError as exc:
                 failures += 1
-                _warn(f"failed: {exc}")
+                warn(f"failed: {exc}")
                 continue
             if not records:
                 failures += 1
-                _warn(f"failed: no ClaimReview or Fact Check API claims in {source}")
+                warn(f"failed: no ClaimReview or Fact Check API claims in {source}")
                 continue
             added = claims_index.add(records)
             unrated = sum(1 for r in records if r.rating.value == "unrated")
-            _say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
+            say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
         total = len(claims_index)
-    _say(f"claim index holds {total} review(s)")
+    say(f"claim index holds {total} review(s)")
     if failures:
         raise typer.Exit(1)
 
@@ -109,7 +98,7 @@ def match(
     """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated."""
     path = _index_path(ctx, index)
     if not path.is_file():
-        _warn(f"no claim index at {path} (add fact-checks with `factnote claims import`)")
+        warn(f"no claim index at {path} (add fact-checks with `factnote claims import`)")
         raise typer.Exit(1)
     with _open(ctx, path) as claims_index:
         found = claims_index.match(text, limit=limit, min_score=0.0 if show_all else None)
@@ -117,7 +106,7 @@ def match(
         print(json.dumps([m.model_dump(mode="json") for m in found], ensure_ascii=False, indent=2))
         return
     if not found:
-        _say("no matching fact-check")
+        say("no matching fact-check")
         return
     table = Table(title=f"fact-checks matching: {text[:80]}")
     for column in ("strength", "score", "rating", "publisher", "claim", "review", "note"):

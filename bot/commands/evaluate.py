@@ -25,6 +25,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from bot.commands.output import say, warn
+from bot.commands.settings import section
 from pipeline.config import AuthorityConfig, ClaimsConfig, LLMConfig, RelevanceConfig
 from pipeline.taskfive import (
     Rumor,
@@ -44,19 +46,6 @@ STANCE_TO_LABEL = {
     "refutes": "REFUTES",
     "not_enough_info": "NOT ENOUGH INFO",
 }
-
-
-def _say(message: str) -> None:
-    Console().print(message, markup=False, highlight=False, soft_wrap=True)
-
-
-def _warn(message: str) -> None:
-    Console(stderr=True).print(message, markup=False, highlight=False, soft_wrap=True)
-
-
-def _section(ctx: typer.Context, name: str, kind: type[Any]) -> Any:
-    value = getattr(ctx.obj, name, None)  # bot.config.Settings, when mounted
-    return value if isinstance(value, kind) else kind()
 
 
 def _progress() -> Progress:
@@ -153,23 +142,23 @@ def authority(
         rumors = read_rumors(data)
         gold = read_qrels(qrels)
     except (OSError, TaskFiveFormatError) as exc:
-        _warn(f"cannot read the data: {exc}")
+        warn(f"cannot read the data: {exc}")
         raise typer.Exit(2) from exc
-    cfg = _section(ctx, "authority", AuthorityConfig)
-    llm_cfg = _section(ctx, "llm", LLMConfig)
+    cfg = section(ctx, "authority", AuthorityConfig)
+    llm_cfg = section(ctx, "llm", LLMConfig)
     with _progress() as progress:
         task = progress.add_task("retrieving", total=len(rumors))
         try:
             results = run_authority(
                 rumors,
                 cfg,
-                _section(ctx, "relevance", RelevanceConfig),
+                section(ctx, "relevance", RelevanceConfig),
                 llm_cfg,
                 k=k,
                 on_rumor=lambda _r: progress.advance(task),
             )
         except TaskFiveFormatError as exc:
-            _warn(str(exc))
+            warn(str(exc))
             raise typer.Exit(2) from exc
     run = {r.rumor_id: r.ranked for r in results}
     if run_out is not None:
@@ -209,7 +198,7 @@ def authority(
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     for line in lines:
-        _say(line)
+        say(line)
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -296,20 +285,20 @@ def claims(
         rumors = read_rumors(rumors_file)
         cases = read_cases(data)
     except (OSError, ValueError) as exc:
-        _warn(f"cannot read the data: {exc}")
+        warn(f"cannot read the data: {exc}")
         raise typer.Exit(2) from exc
     report = evaluate_claims(
         rumors,
         cases,
-        _section(ctx, "claims", ClaimsConfig),
-        _section(ctx, "relevance", RelevanceConfig),
+        section(ctx, "claims", ClaimsConfig),
+        section(ctx, "relevance", RelevanceConfig),
     )
     if as_json:
         print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
         return
-    _say(f"{report.positives} paraphrases, {report.negatives} negatives")
+    say(f"{report.positives} paraphrases, {report.negatives} negatives")
     for name, cell in (("strong", report.strong), ("weak", report.weak)):
-        _say(
+        say(
             f"{name} >= {cell['threshold']:.3f}: precision {cell['precision']:.3f} "
             f"recall {cell['recall']:.3f}"
         )

@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.commands.output import say, warn
+from bot.commands.settings import section
 from pipeline.config import FetchConfig, RelevanceConfig
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
@@ -29,16 +31,6 @@ INDEX_ENV = "FACTNOTE_INDEX_PATH"
 SIDECAR_SUFFIX = ".meta.json"
 # Files picked up when a directory is given; a file named explicitly is read whatever its name.
 INDEXABLE_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".txt", ".text", ".md"})
-
-
-def _say(message: str) -> None:
-    # URLs and page text are data: no rich markup, no wrapping inside a URL. A console per
-    # call, so that it writes to the stream and width in force now (tests swap stdout).
-    Console().print(message, markup=False, highlight=False, soft_wrap=True)
-
-
-def _warn(message: str) -> None:
-    Console(stderr=True).print(message, markup=False, highlight=False, soft_wrap=True)
 
 
 class _FileError(Exception):
@@ -61,20 +53,10 @@ def _index_path(ctx: typer.Context, option: Path | None) -> Path:
     return Path(os.environ.get(INDEX_ENV) or DEFAULT_INDEX)
 
 
-def _relevance(ctx: typer.Context) -> RelevanceConfig:
-    cfg = getattr(ctx.obj, "relevance", None)
-    return cfg if isinstance(cfg, RelevanceConfig) else RelevanceConfig()
-
-
-def _fetch_config(ctx: typer.Context) -> FetchConfig:
-    cfg = getattr(ctx.obj, "fetch", None)
-    return cfg if isinstance(cfg, FetchConfig) else FetchConfig()
-
-
 def _open(ctx: typer.Context, path: Path) -> LocalIndex:
     from pipeline.relevance import get_embedder  # loads torch: only when a command runs
 
-    return LocalIndex(path, embedder=get_embedder(_relevance(ctx)))
+    return LocalIndex(path, embedder=get_embedder(section(ctx, "relevance", RelevanceConfig)))
 
 
 def _parse_date(value: str, where: str) -> datetime:
@@ -177,7 +159,7 @@ def add(
 
     files = list(_files(paths))
     if not files:
-        _warn("no files to add")
+        warn("no files to add")
         raise typer.Exit(1)
     failures = 0
     with _open(ctx, _index_path(ctx, index)) as local:
@@ -189,12 +171,12 @@ def add(
                 added = local.add(doc)
             except Exception as exc:  # reported per file; the rest still go in
                 failures += 1
-                _warn(f"failed: {exc}")
+                warn(f"failed: {exc}")
                 continue
             state = "added" if added else "unchanged"
-            _say(f"{state} {doc.url} ({doc.word_count} words)")
+            say(f"{state} {doc.url} ({doc.word_count} words)")
         total = len(local)
-    _say(f"{len(files) - failures} of {len(files)} files ok; index holds {total} documents")
+    say(f"{len(files) - failures} of {len(files)} files ok; index holds {total} documents")
     if failures:
         raise typer.Exit(1)
 
@@ -209,20 +191,23 @@ def add_url(
     from pipeline.fetch import Fetcher
 
     failures = 0
-    with _open(ctx, _index_path(ctx, index)) as local, Fetcher(_fetch_config(ctx)) as fetcher:
+    with (
+        _open(ctx, _index_path(ctx, index)) as local,
+        Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
+    ):
         for url in urls:
             doc = fetcher.fetch(url)
             if not doc.ok:
                 failures += 1
-                _warn(f"failed {url}: {doc.error}")
+                warn(f"failed {url}: {doc.error}")
                 continue
             try:
                 added = local.add(doc)
             except Exception as exc:
                 failures += 1
-                _warn(f"failed {url}: {exc}")
+                warn(f"failed {url}: {exc}")
                 continue
-            _say(f"{'added' if added else 'unchanged'} {doc.url}")
+            say(f"{'added' if added else 'unchanged'} {doc.url}")
     if failures:
         raise typer.Exit(1)
 
@@ -238,7 +223,7 @@ def search(
     """Search the index as the pipeline does (lexical and dense, fused)."""
     path = _index_path(ctx, index)
     if not path.is_file():
-        _warn(f"no index at {path} (add documents with `factnote index add`)")
+        warn(f"no index at {path} (add documents with `factnote index add`)")
         raise typer.Exit(1)
     with _open(ctx, path) as local:
         results = local.search(query, limit=limit)
@@ -247,7 +232,7 @@ def search(
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     if not results:
-        _say("no results")
+        say("no results")
         return
     table = Table(title=Text(f"Local index: {query}"))
     for name in ("#", "title", "url", "published", "snippet"):

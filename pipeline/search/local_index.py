@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.config import RelevanceConfig
+from pipeline.lexical import ENGLISH_STOPWORDS
 from pipeline.records import Document, SearchResult
 from pipeline.relevance import Embedder, split_passages
 from pipeline.search.base import SearchError
@@ -33,18 +34,6 @@ RRF_K = 60  # the constant from Cormack et al. (2009); it damps the weight of th
 SNIPPET_CHARS = 300
 MAX_QUERY_TERMS = 32
 
-# Function words match nearly every document; OR-ing them into an FTS query would turn any
-# query into "everything", so they are dropped unless nothing else is left.
-_STOPWORD_TEXT = """
-    a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _TERM = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -86,7 +75,9 @@ def fts_query(query: str) -> str | None:
     parentheses, column filters) plain text. None when the query has no word at all.
     """
     terms = [t.lower() for t in _TERM.findall(query)]
-    content = [t for t in terms if t not in _STOPWORDS and (len(t) > 1 or t.isdigit())]
+    # Function words match nearly every document; OR-ing them into an FTS query would turn any
+    # query into "everything", so they are dropped unless nothing else is left.
+    content = [t for t in terms if t not in ENGLISH_STOPWORDS and (len(t) > 1 or t.isdigit())]
     chosen = list(dict.fromkeys(content or terms))[:MAX_QUERY_TERMS]
     if not chosen:
         return None

@@ -1,4 +1,4 @@
-from pipeline.evidence import PageInput, QuoteAnswer, locate_quote, verify_batch, verify_items
+from pipeline.evidence import PageInput, QuoteAnswer, locate_quote, verify_batch
 from pipeline.records import Document, Stance, Tier
 
 PAGE = (
@@ -83,7 +83,7 @@ def test_at_most_two_quotes_per_stance_keeping_the_most_confident():
             confidence=1.0,
         ),
     ]
-    result = verify_items(items, page())
+    result = verify_batch(items, [page()])[0]
     stances = [e.stance for e in result.evidence]
     assert stances.count(Stance.REFUTES) == 2
     assert stances.count(Stance.CONTEXT) == 2
@@ -102,7 +102,7 @@ def test_duplicate_quotes_are_kept_once():
         QuoteAnswer(quote=q, stance="refutes", confidence=0.9),
         QuoteAnswer(quote=q + ".", stance="refutes", confidence=0.8),
     ]
-    assert len(verify_items(items, page()).evidence) == 1
+    assert len(verify_batch(items, [page()])[0].evidence) == 1
 
 
 OTHER = (
