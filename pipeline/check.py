@@ -37,7 +37,6 @@ from pipeline.describe import detect_language, post_block
 from pipeline.head_start import HeadStart
 from pipeline.images import describe_post_images
 from pipeline.llm import CallLedger, LLMError
-from pipeline.pages import SeenUrls
 from pipeline.records import (
     ClaimAnalysis,
     Decision,
@@ -168,9 +167,7 @@ class _Run:
         use_llm = self.kit.llm.configured
         if use_llm and self.kit.cfg.research.head_start:
             # Search the post's own words while the LLM analyses it (see pipeline.head_start).
-            self.head_start = HeadStart(
-                self.kit, self.post, as_of=self.as_of, replay=self.replay, seen=SeenUrls()
-            )
+            self.head_start = HeadStart(self.kit, self.post, as_of=self.as_of, replay=self.replay)
             with self.timed("head_start"):
                 self.head_start.start()
         try:

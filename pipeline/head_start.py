@@ -27,14 +27,12 @@ from pipeline.toolkit import Toolkit
 
 
 class HeadStart:
-    def __init__(
-        self, kit: Toolkit, post: Post, *, as_of: datetime, replay: bool, seen: SeenUrls
-    ) -> None:
+    def __init__(self, kit: Toolkit, post: Post, *, as_of: datetime, replay: bool) -> None:
         self.kit = kit
         self.query = post_query(post)
         self.as_of = as_of
         self.replay = replay
-        self.seen = seen
+        self.seen = SeenUrls()  # shared with the research rounds that follow
         self.gate = ScoringGate()
         self.skip = threading.Event()  # set once the pages are no longer wanted
         self.tiers: dict[Tier, Future[TierPages]] = {}
