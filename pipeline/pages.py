@@ -7,7 +7,9 @@ cheap part (`score`: a matrix product against the post and its claims) once they
 
 The embedding model is one serial resource per process. `ScoringGate` hands it to the most
 urgent page first (High tier before Medium before Low), because the High tier's pages are the
-ones the extractor reads first and the ones that may end the round.
+ones the extractor reads first and the ones that may end the round. A page is encoded a few
+passages at a time and gives the model back between them, so a long Low-tier page that got
+there first holds a High-tier page back by one short pass, not by the whole page.
 """
 
 from __future__ import annotations
@@ -148,12 +150,18 @@ def fetch_and_encode(
     url = doc.final_url or doc.url
     encoded = kit.passages.get(doc.content_hash, text, url, kit.cfg.relevance)
     if encoded is None:
-        with gate.turn(tier):
-            # Asked again: the wait for the model can be long, and the round may be over now.
-            if skip is not None and skip.is_set():
-                use.reason = NOT_NEEDED
-                return PreparedPage(result, tier, doc, use)
-            encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance)
+
+        @contextmanager
+        def turn() -> Iterator[bool]:
+            with gate.turn(tier):
+                # Asked at every turn: the wait for the model can be long, and the round may
+                # be over by now.
+                yield skip is None or not skip.is_set()
+
+        encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance, turn=turn)
+        if encoded is None:
+            use.reason = NOT_NEEDED
+            return PreparedPage(result, tier, doc, use)
         kit.passages.put(doc.content_hash, text, kit.cfg.relevance, encoded)
     return PreparedPage(result, tier, doc, use, encoded=encoded)
 

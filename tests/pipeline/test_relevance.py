@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -250,3 +252,30 @@ def test_passage_cache_forgets_the_least_recently_used_page(embedder: Embedder) 
     assert len(cache) == 2
     assert cache.get("b", ON_TOPIC, "u", cfg) is None
     assert cache.get("a", ON_TOPIC, "u", cfg) is not None
+
+
+def test_a_page_encoded_in_chunks_gets_the_vectors_of_one_pass(embedder: Embedder) -> None:
+    cfg = RelevanceConfig(passage_words=20)
+    text = "\n\n".join([ON_TOPIC, OFF_TOPIC] * 3)
+    whole = encode_page(embedder, "u", text, cfg, chunk=10_000)
+    chunked = encode_page(embedder, "u", text, cfg, chunk=2)
+    assert whole is not None and chunked is not None
+    assert len(chunked.passages) > 2
+    assert chunked.passages == whole.passages
+    np.testing.assert_allclose(chunked.vectors, whole.vectors, atol=1e-5)
+
+
+def test_encoding_stops_at_the_first_turn_that_says_the_page_is_unwanted(
+    embedder: Embedder,
+) -> None:
+    cfg = RelevanceConfig(passage_words=20)
+    text = "\n\n".join([ON_TOPIC, OFF_TOPIC] * 3)
+    turns: list[int] = []
+
+    @contextmanager
+    def turn() -> Iterator[bool]:
+        turns.append(len(turns))
+        yield len(turns) < 2  # wanted for the first chunk only
+
+    assert encode_page(embedder, "u", text, cfg, turn=turn, chunk=2) is None
+    assert len(turns) == 2
