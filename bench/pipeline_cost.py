@@ -12,8 +12,11 @@ unless a High-tier or reference publisher) is sent to extraction as one call hol
 and the whole page text capped at 20,000 characters, with no relevance filtering, until two
 pages refute the post (MUSE's stop rule; whether a page refutes is what the scripted model says
 when given the whole page). The analysis, re-query and write calls are counted as ours: the
-reference differs in extraction only. The prompt wording is ours (`EVIDENCE_SYSTEM`,
-`evidence_user`), so the comparison measures how much page text is sent, not prompt style.
+reference differs in extraction only. When our extractor drafted the reply (no write call),
+the reference is counted without one too, which understates our saving. The prompt wording is
+ours (`EVIDENCE_SYSTEM`, `evidence_user`), so the comparison measures how much page text is
+sent, not prompt style (our extraction prompt also carries the reply rules; the reference's
+does not).
 
 Tokens are counted with the relevance model's tokenizer (`Embedder.count_tokens`, MiniLM's
 WordPiece). It approximates an LLM's BPE tokenizer (English prose lands within roughly 10-20% of

@@ -19,7 +19,11 @@
   queries; the extractor quotes each page's key sentences when they are among the passages it
   was sent (so a passage lost to relevance filtering is evidence lost, as with a real model);
   the re-querier returns the next batch of fixture queries; the writer cites the first two
-  evidence URLs. Every answer is recorded so completion sizes can be counted.
+  evidence URLs. Asked to draft the reply along with its quotes, the extractor does so whenever
+  it has anything (verdict from the strongest stance among its quotes and the evidence found
+  earlier that the prompt shows: refutes, then context, then supports), citing the first two
+  URLs of that evidence, earlier evidence first. Every answer is recorded so completion sizes
+  can be counted.
 """
 
 from __future__ import annotations
@@ -61,6 +65,10 @@ from tests.fakes.openai_server import FakeLLM, Reply
 KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
 _PAGE_BLOCK = re.compile(r'<page n="(\d+)" url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
 _EVIDENCE_URL = re.compile(r'<evidence [^>]*url="([^"]+)"')
+# Words only the extraction prompt that asks for a draft has (`EVIDENCE_DRAFT_SYSTEM`).
+_DRAFT_ASKED = "also write draft"
+_KNOWN_EVIDENCE = re.compile(r'<evidence [^>]*url="([^"]+)"[^>]*stance="([^"]+)"')
+_STANCE_VERDICT = (("refutes", "refuted"), ("context", "misleading"), ("supports", "supported"))
 _TRIED = re.compile(r"Queries already tried:\n(.*?)\n\n", re.S)
 # Where no claim or authority index exists: the benchmarks measure web research, and must not
 # pick up whatever index sits in the working directory's data/ folder.
@@ -239,6 +247,7 @@ class FixtureModel:
         user = self._user(body)
         post = fixtures.post_in(user)
         items: list[dict[str, Any]] = []
+        urls: dict[int, str] = {}
         for match in _PAGE_BLOCK.finditer(user):
             page = fixtures.page_by_url(match.group(2))
             # A page written about another post says nothing about this one's claims, whatever
@@ -246,10 +255,30 @@ class FixtureModel:
             if page is None or post is None or page not in post.pages:
                 continue
             number = int(match.group(1))
-            items.extend(
-                {"page": number, **item} for item in extraction_items(page, match.group(3))
-            )
-        return self._record("EvidenceAnswer", {"items": items})
+            found = extraction_items(page, match.group(3))
+            items.extend({"page": number, **item} for item in found)
+            if found:
+                urls.setdefault(number, match.group(2))
+        payload: dict[str, Any] = {"items": items}
+        if _DRAFT_ASKED in str(body["messages"][0]["content"]):
+            # Evidence found earlier comes first, as it would for the writer.
+            known = _KNOWN_EVIDENCE.findall(user)
+            cited = list(dict.fromkeys([*(url for url, _ in known), *urls.values()]))[:2]
+            stances = [stance for _, stance in known] + [item["stance"] for item in items]
+            payload["draft"] = self._inline_draft(post, stances, cited)
+        return self._record("EvidenceAnswer", payload)
+
+    @staticmethod
+    def _inline_draft(
+        post: FixturePost | None, stances: list[str], urls: list[str]
+    ) -> dict[str, Any] | None:
+        verdict = next(
+            (v for s, v in _STANCE_VERDICT if s in stances),
+            None,
+        )
+        if post is None or verdict is None:
+            return None
+        return {"verdict": verdict, "text": " ".join([post.reply, *urls])}
 
     def _requery(self, body: dict[str, Any]) -> Reply:
         post = self._post(body)

@@ -51,7 +51,12 @@ from pipeline.records import (
 from pipeline.research import Research, ResearchOutcome
 from pipeline.search.base import SearchError
 from pipeline.toolkit import Toolkit
-from pipeline.write import draft_reply
+from pipeline.write import (
+    draft_reply,
+    early_draft,
+    reply_rules,
+    writer_order,
+)
 
 # Guard problems a rewrite can fix; the others (thin evidence, low confidence) it cannot.
 REWRITABLE = (
@@ -65,7 +70,6 @@ REWRITABLE = (
     "invalid_characters",
 )
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
-FACT_CHECK_SOURCE = "fact_check"
 # Technical failures of the stores a check reads, by the stage that reads them.
 _STAGES: tuple[tuple[type[Exception], str], ...] = (
     (ClaimIndexError, "known_claims"),
@@ -211,9 +215,7 @@ class _Run:
             return self._needs_llm(outcome)
         # Fact-checks first: the writer leans on the first items (order_evidence sorted them
         # among the web evidence by tier and relevance only).
-        outcome.evidence = [e for e in outcome.evidence if e.source == FACT_CHECK_SOURCE] + [
-            e for e in outcome.evidence if e.source != FACT_CHECK_SOURCE
-        ]
+        outcome.evidence = writer_order(outcome.evidence)
 
         verdict = outcome.assessment.verdict
         common = {
@@ -243,6 +245,11 @@ class _Run:
             use_llm=use_llm,
             prior=prior,
             head_start=self.head_start,
+            reply_rules=(
+                reply_rules(self.platform, self.lang)
+                if use_llm and self.kit.cfg.research.draft_with_evidence
+                else None
+            ),
         )
         return research.run()
 
@@ -325,20 +332,30 @@ class _Run:
     def _write_and_guard(self, outcome: ResearchOutcome, common: dict[str, object]) -> Decision:
         verdict = outcome.assessment.verdict
         feedback: str | None = None
+        text: str | None = None
         report = None
         block = post_block(self.post)
+        early = early_draft(outcome.drafts, verdict, outcome.evidence)
+        notes: list[str] = []
         for _attempt in range(1 + self.kit.cfg.guard.max_rewrites):
-            with self.timed("write"):
-                text = draft_reply(
-                    post_block=block,
-                    verdict=verdict,
-                    evidence=outcome.evidence,
-                    platform=self.platform,
-                    lang=self.lang,
-                    llm=self.kit.llm,
-                    ledger=self.ledger,
-                    feedback=feedback,
-                )
+            if early is not None and text is None:
+                # Written by the extraction call from the very evidence the writer would get.
+                text = early.text
+                notes = ["reply drafted by the evidence extraction call (no writing call)"]
+            else:
+                with self.timed("write"):
+                    text = draft_reply(
+                        post_block=block,
+                        verdict=verdict,
+                        evidence=outcome.evidence,
+                        platform=self.platform,
+                        lang=self.lang,
+                        llm=self.kit.llm,
+                        ledger=self.ledger,
+                        feedback=feedback,
+                        previous=text,
+                    )
+                notes = []
             self.trace.drafts.append(text)
             with self.timed("guard"):
                 report = guard.check_decision(
@@ -356,7 +373,7 @@ class _Run:
                     DecisionStatus.REPLY,
                     reply=text,
                     urls=[u for u in guard.urls_in(text)],
-                    reasons=[outcome.assessment.explanation],
+                    reasons=[outcome.assessment.explanation, *notes],
                     **common,
                 )
             if not all(p.split(":", 1)[0] in REWRITABLE for p in report.problems):

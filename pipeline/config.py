@@ -83,6 +83,10 @@ class ResearchConfig(BaseModel):
     max_pages_per_tier: int = 10
     # Search the post's own words while the claim analysis runs (pipeline.head_start).
     head_start: bool = True
+    # The extractor also drafts the reply when its quotes settle the post, which saves the
+    # writing call when that draft rests on exactly the evidence the writer would get
+    # (pipeline.write.early_draft).
+    draft_with_evidence: bool = True
     beta: float = 0.7  # STEEL's over-confidence coefficient
     vote_threshold: float = 0.15  # CLEF's signed-vote threshold
     decide_confidence: float = 0.5  # below this a round is undecided (STEEL)

@@ -9,6 +9,10 @@ numbered data block: the instructions, the post and its claims are then sent onc
 instead of once per page (a third of an extraction call's prompt when it holds three best
 passages). A quote is looked for on the page the model named first, then on the batch's other
 pages, so a wrong page number costs nothing but a quote that is on no page is dropped.
+
+Asked to (`reply_rules`), the extractor also drafts the reply when its quotes settle the post:
+the model has just read the passages, and the check saves a whole LLM round trip when that
+draft can stand in for the writer's (`pipeline.write.early_draft` decides).
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.prompts import EVIDENCE_SYSTEM, evidence_user, quote_untrusted
-from pipeline.records import Document, Evidence, Passage, Stance, Tier
+from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM, EVIDENCE_SYSTEM, evidence_user, quote_untrusted
+from pipeline.records import Document, EarlyDraft, Evidence, Passage, Stance, Tier, Verdict
+from pipeline.urls import canonical_url
 
 MAX_PER_STANCE = 2  # MUSE: ≤2 explicit refutations and ≤2 context passages per page
 FUZZY_MIN = 90.0  # partial_ratio needed to accept a quote that is not an exact substring
@@ -38,8 +43,14 @@ class QuoteAnswer(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
 
 
+class ReplyDraft(BaseModel):
+    verdict: Literal["refuted", "misleading", "supported"]
+    text: str
+
+
 class EvidenceAnswer(BaseModel):
     items: list[QuoteAnswer]
+    draft: ReplyDraft | None = None  # only asked for with reply rules
 
 
 @dataclass(frozen=True)
@@ -56,10 +67,22 @@ class PageInput:
 class Extraction:
     evidence: list[Evidence]
     rejected: list[str]  # quotes dropped, with why (for the trace)
+    unfound: int = 0  # quotes on none of the call's pages
+
+
+@dataclass
+class BatchExtraction:
+    pages: list[Extraction]  # one per page, in the order given
+    draft: EarlyDraft | None = None
 
 
 _QUOTE_CHARS = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 _SPACE_RE = re.compile(r"\s+")
+
+
+def evidence_key(item: Evidence) -> str:
+    """One evidence item: its page and its quote."""
+    return f"{canonical_url(item.url)} {item.quote}"
 
 
 def normalise(text: str) -> str:
@@ -108,10 +131,16 @@ def extract(
     claims: list[str],
     llm: LLMClient,
     ledger: CallLedger,
-) -> list[Extraction]:
-    """One extraction call for `pages`; one `Extraction` per page, in the same order."""
+    *,
+    reply_rules: str | None = None,
+    known: Sequence[Evidence] = (),
+) -> BatchExtraction:
+    """One extraction call for `pages`; one `Extraction` per page, in the same order. With
+    `reply_rules` (the platform's budget and the language), the call may also draft the reply,
+    from its own quotes and the evidence `known` so far (shown to it for that purpose only).
+    """
     if not pages:
-        return []
+        return BatchExtraction(pages=[])
     blocks = [
         quote_untrusted(
             "page",
@@ -124,12 +153,24 @@ def extract(
     ]
     answer = llm.structured(
         "evidence",
-        system=EVIDENCE_SYSTEM,
-        user=evidence_user(post_block, claims, "\n\n".join(blocks)),
+        system=EVIDENCE_DRAFT_SYSTEM if reply_rules else EVIDENCE_SYSTEM,
+        user=evidence_user(
+            post_block, claims, "\n\n".join(blocks), reply_rules, known if reply_rules else ()
+        ),
         schema=EvidenceAnswer,
         ledger=ledger,
     )
-    return verify_batch(answer.items, pages)
+    extractions = verify_batch(answer.items, pages)
+    draft = None
+    if reply_rules and answer.draft is not None and answer.draft.text.strip():
+        draft = EarlyDraft(
+            verdict=Verdict(answer.draft.verdict),
+            text=answer.draft.text.strip(),
+            page_urls=[canonical_url(p.doc.final_url or p.doc.url) for p in pages],
+            complete=not any(e.unfound for e in extractions),
+            known=[evidence_key(item) for item in known],
+        )
+    return BatchExtraction(pages=extractions, draft=draft)
 
 
 def verify_batch(items: list[QuoteAnswer], pages: Sequence[PageInput]) -> list[Extraction]:
@@ -152,6 +193,7 @@ def verify_batch(items: list[QuoteAnswer], pages: Sequence[PageInput]) -> list[E
         )
         if found is None:
             results[named].rejected.append(f"not on page: {item.quote[:120]!r}")
+            results[named].unfound += 1
             continue
         index, located = found
         page = pages[index]

@@ -169,6 +169,18 @@ class Evidence(BaseModel):
     source: str = "web"  # web | authority | fact_check
 
 
+class EarlyDraft(BaseModel):
+    """A reply the evidence extractor drafted along with its quotes, for the pages of one call.
+    It replaces the writing call only when it was written from exactly the evidence the writer
+    would be given (`pipeline.write.early_draft`)."""
+
+    verdict: Verdict
+    text: str
+    page_urls: list[str]  # canonical URLs of the pages that call read
+    known: list[str] = Field(default_factory=list)  # evidence shown to it (`evidence.evidence_key`)
+    complete: bool  # every quote the call returned was found on its page
+
+
 class LLMCall(BaseModel):
     step: str
     model: str

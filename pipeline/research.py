@@ -30,6 +30,7 @@ into "no evidence".
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -58,6 +59,7 @@ from pipeline.records import (
     ClaimAnalysis,
     Document,
     DocumentUse,
+    EarlyDraft,
     Evidence,
     Passage,
     Post,
@@ -77,6 +79,7 @@ from pipeline.verdict import (
     refuting_pages,
     should_stop_searching,
 )
+from pipeline.write import MAX_EVIDENCE_IN_PROMPT, writer_order
 
 QUERIES_PER_REQUERY = 3
 NOT_FETCHED = "not needed: stop rule met before it was fetched"
@@ -96,6 +99,7 @@ class ResearchOutcome:
     documents: list[Document]  # snapshots of the pages evidence came from
     candidates: list[Passage]  # relevant passages (kept for the no-LLM path)
     search_failed: bool = False
+    drafts: list[EarlyDraft] = field(default_factory=list)  # the extractor's, in call order
 
 
 @dataclass
@@ -128,6 +132,7 @@ class Research:
         use_llm: bool,
         prior: Sequence[Evidence] = (),
         head_start: HeadStart | None = None,
+        reply_rules: str | None = None,
     ) -> None:
         self.kit = kit
         self.cfg = kit.cfg
@@ -139,6 +144,10 @@ class Research:
         self.use_llm = use_llm
         self._prior = list(prior)
         self._post_block = post_block(post)
+        # Given, the extractor may draft the reply too (`pipeline.write.early_draft`).
+        self._reply_rules = reply_rules
+        self._drafts: list[tuple[int, EarlyDraft]] = []  # (call order, draft); appended by workers
+        self._calls = itertools.count()
         self._query_texts = query_texts(post, analysis.claims)
         self._queries: FloatMatrix | None = None
         self._head = head_start if head_start is not None and head_start.tiers else None
@@ -214,6 +223,7 @@ class Research:
             rounds=rounds,
             documents=list(documents.values()),
             candidates=candidates[:10],
+            drafts=[draft for _, draft in sorted(self._drafts, key=lambda d: d[0])],
         )
 
     # -- authorities ----------------------------------------------------------------------------
@@ -405,9 +415,13 @@ class Research:
             state.found.extend((page, []) for page in pages)
             return
         size = max(1, self.cfg.research.pages_per_extraction)
+        # What the writer would see of the evidence settled so far (its first items can only
+        # come from these), for a draft written along with the quotes.
+        known = writer_order(order_evidence(state.have))[:MAX_EVIDENCE_IN_PROMPT]
         for start in range(0, len(pages), size):
             batch = pages[start : start + size]
-            state.pending.append((batch, pool.submit(self._extract, batch, number)))
+            order = next(self._calls)  # calls are numbered as started, not as finished
+            state.pending.append((batch, pool.submit(self._extract, batch, number, order, known)))
 
     def _settle(self, state: _RoundState) -> None:
         """Wait for the extractions in flight only if they could meet the stop rule; otherwise
@@ -483,7 +497,9 @@ class Research:
         )
         return score(page, self._query_matrix(), self.kit)
 
-    def _extract(self, pages: list[PreparedPage], number: int) -> list[list[Evidence]]:
+    def _extract(
+        self, pages: list[PreparedPage], number: int, order: int, known: list[Evidence]
+    ) -> list[list[Evidence]]:
         inputs = []
         for page in pages:
             rating = self.kit.publishers.lookup(page.doc.final_url or page.doc.url)
@@ -497,13 +513,21 @@ class Research:
                     round=number,
                 )
             )
-        extractions = evidence_stage.extract(
-            inputs, self._post_block, self.analysis.claims, self.kit.llm, self.ledger
+        batch = evidence_stage.extract(
+            inputs,
+            self._post_block,
+            self.analysis.claims,
+            self.kit.llm,
+            self.ledger,
+            reply_rules=self._reply_rules,
+            known=known,
         )
-        for page, extraction in zip(pages, extractions, strict=True):
+        if batch.draft is not None:
+            self._drafts.append((order, batch.draft))
+        for page, extraction in zip(pages, batch.pages, strict=True):
             if extraction.rejected:
                 page.use.reason = "; ".join(extraction.rejected)[:500]
-        return [extraction.evidence for extraction in extractions]
+        return [extraction.evidence for extraction in batch.pages]
 
     def _requery(self, tried: list[str], evidence: list[Evidence]) -> tuple[list[str], str]:
         block = quote_untrusted(

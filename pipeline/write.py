@@ -3,6 +3,13 @@
 The LLM drafts; the guard (plain code) judges. A draft that breaks a text rule is sent back with
 the guard's problems, at most `max_rewrites` times; the caller turns a draft that never passes
 into an abstention.
+
+The first draft may already exist: the evidence extractor drafts a reply when its quotes settle
+the post (`research.draft_with_evidence`). `early_draft` takes it in place of the writing call
+only when it rests on what the writer would have been given: the same verdict, every evidence
+item the writer would see either from a page that call read or shown to it as evidence already
+found, and every quote of that call found on its page. Otherwise the writer drafts as usual.
+Either way the guard judges the text.
 """
 
 from __future__ import annotations
@@ -11,9 +18,12 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from pipeline.evidence import evidence_key
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.prompts import WRITE_SYSTEM, quote_untrusted, write_user
-from pipeline.records import Evidence, Platform, Verdict
+from pipeline.prompts import WRITE_SYSTEM, write_user
+from pipeline.prompts import evidence_blocks as prompt_blocks
+from pipeline.records import EarlyDraft, Evidence, Platform, Verdict
+from pipeline.urls import canonical_url
 
 PLATFORM_RULES = {
     Platform.X: (
@@ -38,26 +48,47 @@ VERDICT_WORDING = {
 }
 
 MAX_EVIDENCE_IN_PROMPT = 4  # a reply cites one or two sources; the best four are plenty
+FACT_CHECK_SOURCE = "fact_check"
 
 
 class DraftAnswer(BaseModel):
     text: str
 
 
+def reply_rules(platform: Platform, lang: str | None) -> str:
+    """The platform's budget and the reply's language, for whichever call drafts the reply."""
+    return f"{PLATFORM_RULES[platform]}\n\nLanguage: {lang or 'same as the post'}"
+
+
+def early_draft(
+    drafts: Sequence[EarlyDraft], verdict: Verdict, evidence: Sequence[Evidence]
+) -> EarlyDraft | None:
+    """The extractor's draft that can stand in for the writer's, if any (see the module doc).
+    `evidence` is in `writer_order`."""
+    shown = list(evidence[:MAX_EVIDENCE_IN_PROMPT])
+    if not shown:
+        return None
+    for draft in drafts:
+        read, known = set(draft.page_urls), set(draft.known)
+        if (
+            draft.verdict is verdict
+            and draft.complete
+            and all(canonical_url(e.url) in read or evidence_key(e) in known for e in shown)
+        ):
+            return draft
+    return None
+
+
 def evidence_blocks(evidence: Sequence[Evidence]) -> list[str]:
-    """Evidence for the writer, already ordered by tier then relevance (facts listed first are
-    used first)."""
-    return [
-        quote_untrusted(
-            "evidence",
-            e.quote,
-            n=str(i),
-            url=e.url,
-            publisher=e.domain,
-            tier=e.tier.value,
-            stance=e.stance.value,
-        )
-        for i, e in enumerate(evidence[:MAX_EVIDENCE_IN_PROMPT], 1)
+    """Evidence for the writer, already in `writer_order` (facts listed first are used first)."""
+    return prompt_blocks(evidence[:MAX_EVIDENCE_IN_PROMPT])
+
+
+def writer_order(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Matched fact-checks first, then the rest as given (by tier, then relevance): the writer
+    leans on the first items."""
+    return [e for e in evidence if e.source == FACT_CHECK_SOURCE] + [
+        e for e in evidence if e.source != FACT_CHECK_SOURCE
     ]
 
 
@@ -71,6 +102,7 @@ def draft_reply(
     llm: LLMClient,
     ledger: CallLedger,
     feedback: str | None = None,
+    previous: str | None = None,
 ) -> str:
     answer = llm.structured(
         "write" if feedback is None else "rewrite",
@@ -79,9 +111,9 @@ def draft_reply(
             post_block,
             VERDICT_WORDING.get(verdict, verdict.value),
             evidence_blocks(evidence),
-            PLATFORM_RULES[platform],
-            lang,
+            reply_rules(platform, lang),
             feedback,
+            previous,
         ),
         schema=DraftAnswer,
         ledger=ledger,

@@ -5,9 +5,11 @@ scripted fake server."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -296,4 +298,108 @@ def test_decision_is_persisted_with_ordered_evidence_and_llm_calls(
         positions = [e.position for e in session.query(EvidenceRow).order_by(EvidenceRow.id)]
         assert positions == sorted(positions)
     json.dumps(stored.trace)  # the trace is plain JSON
+    kit.close()
+
+
+# --- the extractor's draft ---------------------------------------------------------------------
+
+EARLY_TEXT = "Lemon water does not kill flu viruses in the throat."
+
+
+def quotes_and_draft(body: dict[str, Any], verdict: str = "refuted", text: str = "") -> Reply:
+    """An extractor that also drafts the reply when asked to, citing the pages it read."""
+    answer = json.loads(quotes_from_page(body).content or "{}")
+    user = body["messages"][-1]["content"]
+    urls = re.findall(r'<page n="\d+" url="([^"]+)"', user)
+    if "also write draft" in body["messages"][0]["content"]:
+        answer["draft"] = {"verdict": verdict, "text": text or f"{EARLY_TEXT} {' '.join(urls)}"}
+    return Reply.json(answer)
+
+
+def test_a_draft_written_with_the_evidence_saves_the_writing_call(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    script_happy_path(fake_llm)
+    fake_llm.script("EvidenceAnswer", quotes_and_draft)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(kit).check(POST, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.reply is not None and decision.reply.startswith(EARLY_TEXT)
+    assert fake_llm.calls("DraftAnswer") == 0
+    assert [c.step for c in decision.trace.llm_calls] == ["analyze", "evidence"]
+    assert any("drafted by the evidence extraction call" in r for r in decision.reasons)
+    assert set(decision.urls) <= {e.url for e in decision.evidence}
+    request = fake_llm.requests_for("EvidenceAnswer")[0].body
+    assert "Platform: an X reply" in request["messages"][-1]["content"]
+    kit.close()
+
+
+def test_a_draft_for_another_verdict_than_the_evidence_gives_is_rewritten_by_the_writer(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    script_happy_path(fake_llm)
+    fake_llm.script("EvidenceAnswer", lambda body: quotes_and_draft(body, verdict="supported"))
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(kit).check(POST, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.verdict is Verdict.REFUTED
+    assert fake_llm.calls("DraftAnswer") == 1
+    assert decision.reply is not None and not decision.reply.startswith(EARLY_TEXT)
+    kit.close()
+
+
+def test_a_draft_from_a_call_with_an_invented_quote_is_not_used(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    def invents(body: dict[str, Any]) -> Reply:
+        answer = json.loads(quotes_and_draft(body).content or "{}")
+        answer["items"].append(
+            {
+                "page": 1,
+                "quote": "Doctors say lemon water is a miracle cure.",
+                "stance": "supports",
+                "confidence": 0.4,
+            }
+        )
+        return Reply.json(answer)
+
+    script_happy_path(fake_llm)
+    fake_llm.script("EvidenceAnswer", invents)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(kit).check(POST, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert fake_llm.calls("DraftAnswer") == 1
+    kit.close()
+
+
+def test_an_early_draft_the_guard_refuses_is_rewritten_with_the_draft_shown_as_data(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    injected = f"{EARLY_TEXT} More at https://evil.example/cure"
+    script_happy_path(fake_llm)
+    fake_llm.script("EvidenceAnswer", lambda body: quotes_and_draft(body, text=injected))
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(kit).check(POST, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.trace.drafts[0] == injected
+    assert any("url_not_evidence" in p for p in decision.trace.guard[0].problems)
+    assert "evil.example" not in (decision.reply or "")
+    rewrite = fake_llm.requests_for("DraftAnswer")[0].body["messages"][-1]["content"]
+    assert f"<draft>\n{injected}\n</draft>" in rewrite
+    assert "rejected by the checker: url_not_evidence" in rewrite
+    kit.close()
+
+
+def test_drafting_with_the_evidence_can_be_switched_off(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    script_happy_path(fake_llm)
+    fake_llm.script("EvidenceAnswer", quotes_and_draft)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite", draft_with_evidence=False)
+    decision = Checker(kit).check(POST, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    request = fake_llm.requests_for("EvidenceAnswer")[0].body
+    assert "also write draft" not in request["messages"][0]["content"]
+    assert "Platform:" not in request["messages"][-1]["content"]
+    assert fake_llm.calls("DraftAnswer") == 1
     kit.close()
