@@ -12,11 +12,12 @@ unless a High-tier or reference publisher) is sent to extraction as one call hol
 and the whole page text capped at 20,000 characters, with no relevance filtering, until two
 pages refute the post (MUSE's stop rule; whether a page refutes is what the scripted model says
 when given the whole page). The analysis, re-query and write calls are counted as ours: the
-reference differs in extraction only. When our extractor drafted the reply (no write call),
-the reference is counted without one too, which understates our saving. The prompt wording is
-ours (`EVIDENCE_SYSTEM`, `evidence_user`), so the comparison measures how much page text is
-sent, not prompt style (our extraction prompt also carries the reply rules; the reference's
-does not).
+reference differs in extraction only, plus one thing: MUSE always wrote the reply in a call of
+its own, so where our extractor drafted it (no write call of ours), the reference is charged the
+write call ours would have made: its prompt built from the decision's evidence and counted, its
+completion the reply. The prompt wording is ours (`EVIDENCE_SYSTEM`, `evidence_user`), so the
+comparison measures how much page text is sent, not prompt style (our extraction prompt also
+carries the reply rules; the reference's does not).
 
 Tokens are counted with the relevance model's tokenizer (`Embedder.count_tokens`, MiniLM's
 WordPiece). It approximates an LLM's BPE tokenizer (English prose lands within roughly 10-20% of
@@ -49,8 +50,15 @@ from pipeline.config import FetchConfig, ResearchConfig
 from pipeline.credibility import PublisherTable
 from pipeline.describe import post_block
 from pipeline.fetch import usability
-from pipeline.prompts import EVIDENCE_SYSTEM, evidence_user, quote_untrusted
+from pipeline.prompts import (
+    EVIDENCE_SYSTEM,
+    WRITE_SYSTEM,
+    evidence_user,
+    quote_untrusted,
+    write_user,
+)
 from pipeline.records import SEARCH_TIERS, Decision, Platform, Tier
+from pipeline.write import VERDICT_WORDING, evidence_blocks, reply_rules
 from tests.fakes.openai_server import FakeLLM, RecordedRequest
 
 Log = Callable[[str], None]
@@ -82,6 +90,8 @@ class PostCost:
     reference_extraction_prompt: int = 0
     reference_extraction_completion: int = 0
     reference_extraction_calls: int = 0
+    reference_write_prompt: int = 0  # the write call MUSE made where ours did not
+    reference_write_completion: int = 0
 
     @property
     def prompt_total(self) -> int:
@@ -89,12 +99,22 @@ class PostCost:
 
     @property
     def reference_prompt_total(self) -> int:
-        # The reference shares every call but extraction with us.
-        return self.prompt_total - self.prompt.get("evidence", 0) + self.reference_extraction_prompt
+        # The reference shares every call but extraction (and an early-drafted reply) with us.
+        return (
+            self.prompt_total
+            - self.prompt.get("evidence", 0)
+            + self.reference_extraction_prompt
+            + self.reference_write_prompt
+        )
 
     @property
     def reference_completion(self) -> int:
-        return self.completion - self.extraction_completion + self.reference_extraction_completion
+        return (
+            self.completion
+            - self.extraction_completion
+            + self.reference_extraction_completion
+            + self.reference_write_completion
+        )
 
 
 def prompt_tokens(request: RecordedRequest, count: Counter) -> int:
@@ -147,6 +167,22 @@ def reference_extraction(
     return prompt, completion, calls
 
 
+def reference_write(
+    post: fixtures.FixturePost, decision: Decision, count: Counter
+) -> tuple[int, int]:
+    """(prompt tokens, completion tokens) of the write call for `decision`'s reply, with the
+    evidence the writer would have been given."""
+    assert decision.verdict is not None and decision.reply is not None
+    user = write_user(
+        post_block(post.to_post()),
+        VERDICT_WORDING[decision.verdict],
+        evidence_blocks(decision.evidence),
+        reply_rules(decision.platform, decision.lang),
+    )
+    answer = json.dumps({"text": decision.reply}, ensure_ascii=False)
+    return count(WRITE_SYSTEM) + count(user), count(answer)
+
+
 def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
     chosen = [p for p in fixtures.POSTS if cfg.post_ids is None or p.id in cfg.post_ids]
     model = FixtureModel()
@@ -175,6 +211,10 @@ def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
                     if answer.key == "EvidenceAnswer":
                         cost.extraction_completion += tokens
                 cost.server_prompt = sum(c.prompt_tokens for c in decision.trace.llm_calls)
+                if "write" not in cost.prompt and decision.reply:
+                    cost.reference_write_prompt, cost.reference_write_completion = reference_write(
+                        post, decision, count
+                    )
                 (
                     cost.reference_extraction_prompt,
                     cost.reference_extraction_completion,
@@ -224,6 +264,12 @@ def report(costs: list[PostCost]) -> dict[str, float]:
         "reference_tokens_per_extraction_call": (
             sum(c.reference_extraction_prompt for c in costs) / ref_calls if ref_calls else 0.0
         ),
+        # Posts whose reply our extractor drafted, and what the reference's own write call for
+        # them adds to it on average over all posts.
+        "early_drafted_posts": float(sum(1 for c in costs if c.reference_write_prompt)),
+        "reference_write_prompt_tokens_mean": summary(
+            [float(c.reference_write_prompt) for c in costs]
+        )[2],
         "ours_completion_tokens_mean": summary([float(c.completion) for c in costs])[2],
         "reference_completion_tokens_mean": summary([float(c.reference_completion) for c in costs])[
             2

@@ -56,6 +56,7 @@ from pipeline.credibility import PublisherTable
 from pipeline.evidence import normalise
 from pipeline.fetch import Fetcher, MemoryDocumentStore
 from pipeline.lexical import terms
+from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM
 from pipeline.records import SearchResult
 from pipeline.search.tiered import TieredSearch
 from pipeline.toolkit import Toolkit
@@ -65,8 +66,6 @@ from tests.fakes.openai_server import FakeLLM, Reply
 KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
 _PAGE_BLOCK = re.compile(r'<page n="(\d+)" url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
 _EVIDENCE_URL = re.compile(r'<evidence [^>]*url="([^"]+)"')
-# Words only the extraction prompt that asks for a draft has (`EVIDENCE_DRAFT_SYSTEM`).
-_DRAFT_ASKED = "also write draft"
 _KNOWN_EVIDENCE = re.compile(r'<evidence [^>]*url="([^"]+)"[^>]*stance="([^"]+)"')
 _STANCE_VERDICT = (("refutes", "refuted"), ("context", "misleading"), ("supports", "supported"))
 _TRIED = re.compile(r"Queries already tried:\n(.*?)\n\n", re.S)
@@ -260,7 +259,7 @@ class FixtureModel:
             if found:
                 urls.setdefault(number, match.group(2))
         payload: dict[str, Any] = {"items": items}
-        if _DRAFT_ASKED in str(body["messages"][0]["content"]):
+        if body["messages"][0]["content"] == EVIDENCE_DRAFT_SYSTEM:
             # Evidence found earlier comes first, as it would for the writer.
             known = _KNOWN_EVIDENCE.findall(user)
             cited = list(dict.fromkeys([*(url for url, _ in known), *urls.values()]))[:2]

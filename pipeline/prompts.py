@@ -78,12 +78,10 @@ no items.
 
 
 EVIDENCE_DRAFT_SYSTEM = f"""{EVIDENCE_SYSTEM}
-Then the reply. When the quotes you return are enough on their own to settle the claims (they
-show the post false: "refuted"; they show it leaves out context readers need: "misleading"; they
-confirm it: "supported"), also write draft: that verdict and a short reply for an automated
-fact-checking account, following the rules below, where "the evidence" is your quotes (cite the
-url of their <page> block) and any <evidence> blocks given after the pages. Otherwise, or when
-the quotes are only background, set draft to null: a separate writer will reply later.
+The reply: if your quotes, with any <evidence> blocks after the pages, settle the claims, also
+write draft: the verdict (refuted: shown false; misleading: leaves out context readers need;
+supported: confirmed) and a reply by these rules, citing the url of a quoted <page> or given
+<evidence> block. Otherwise, or if they are only background, draft is null.
 {WRITE_RULES}"""
 
 

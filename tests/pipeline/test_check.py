@@ -16,6 +16,7 @@ import pytest
 from pipeline.check import Checker
 from pipeline.config import CredibilityConfig, PipelineConfig
 from pipeline.describe import post_query
+from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM, EVIDENCE_SYSTEM
 from pipeline.records import DecisionStatus, Platform, Stance, Tier, Verdict
 from pipeline.search.local_index import LocalIndex
 from pipeline.toolkit import Toolkit
@@ -311,7 +312,7 @@ def quotes_and_draft(body: dict[str, Any], verdict: str = "refuted", text: str =
     answer = json.loads(quotes_from_page(body).content or "{}")
     user = body["messages"][-1]["content"]
     urls = re.findall(r'<page n="\d+" url="([^"]+)"', user)
-    if "also write draft" in body["messages"][0]["content"]:
+    if body["messages"][0]["content"] == EVIDENCE_DRAFT_SYSTEM:
         answer["draft"] = {"verdict": verdict, "text": text or f"{EARLY_TEXT} {' '.join(urls)}"}
     return Reply.json(answer)
 
@@ -399,7 +400,7 @@ def test_drafting_with_the_evidence_can_be_switched_off(
     decision = Checker(kit).check(POST, Platform.X)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     request = fake_llm.requests_for("EvidenceAnswer")[0].body
-    assert "also write draft" not in request["messages"][0]["content"]
+    assert request["messages"][0]["content"] == EVIDENCE_SYSTEM
     assert "Platform:" not in request["messages"][-1]["content"]
     assert fake_llm.calls("DraftAnswer") == 1
     kit.close()
