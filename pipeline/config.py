@@ -84,7 +84,7 @@ class ResearchConfig(BaseModel):
     # Search the post's own words while the claim analysis runs (pipeline.head_start).
     head_start: bool = True
     # The extractor also drafts the reply when its quotes settle the post, which saves the
-    # writing call when that draft rests on exactly the evidence the writer would get
+    # writing call when that draft rests on what the writer would have been given
     # (pipeline.write.early_draft).
     draft_with_evidence: bool = True
     beta: float = 0.7  # STEEL's over-confidence coefficient

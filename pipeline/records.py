@@ -171,8 +171,8 @@ class Evidence(BaseModel):
 
 class EarlyDraft(BaseModel):
     """A reply the evidence extractor drafted along with its quotes, for the pages of one call.
-    It replaces the writing call only when it was written from exactly the evidence the writer
-    would be given (`pipeline.write.early_draft`)."""
+    It replaces the writing call only when it rests on what the writer would have been given
+    (`pipeline.write.early_draft`)."""
 
     verdict: Verdict
     text: str
