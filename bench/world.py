@@ -271,10 +271,7 @@ class FixtureModel:
     def _inline_draft(
         post: FixturePost | None, stances: list[str], urls: list[str]
     ) -> dict[str, Any] | None:
-        verdict = next(
-            (v for s, v in _STANCE_VERDICT if s in stances),
-            None,
-        )
+        verdict = next((v for s, v in _STANCE_VERDICT if s in stances), None)
         if post is None or verdict is None:
             return None
         return {"verdict": verdict, "text": " ".join([post.reply, *urls])}
