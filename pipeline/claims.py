@@ -42,7 +42,7 @@ from pipeline import guard
 from pipeline.config import ClaimsConfig, GuardConfig
 from pipeline.credibility import PublisherTable, registrable_domain
 from pipeline.lexical import clean_text, terms
-from pipeline.records import Evidence, Platform, Stance, Tier, Verdict, utcnow
+from pipeline.records import FACT_CHECK_SOURCE, Evidence, Platform, Stance, Tier, Verdict, utcnow
 from pipeline.relevance import Embedder
 from pipeline.search.local_index import fts_query
 from pipeline.sqlite_store import open_store
@@ -536,7 +536,7 @@ def fact_check_evidence(
         quote=f'{publisher} rated the claim "{record.claim_text}" as: {verdict}',
         relevance=match.score,
         published=record.review_date,
-        source="fact_check",
+        source=FACT_CHECK_SOURCE,
     )
 
 

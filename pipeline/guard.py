@@ -28,7 +28,15 @@ from urllib.parse import urlsplit
 import regex
 
 from pipeline.config import GuardConfig
-from pipeline.records import Evidence, GuardReport, Platform, Stance, Tier, Verdict
+from pipeline.records import (
+    FACT_CHECK_SOURCE,
+    Evidence,
+    GuardReport,
+    Platform,
+    Stance,
+    Tier,
+    Verdict,
+)
 from pipeline.urls import canonical_url, same_page
 
 with warnings.catch_warnings():
@@ -121,7 +129,6 @@ _WORD_RE = regex.compile(
 )
 _INVISIBLE_RE = regex.compile(r"[\s\p{Z}\p{Cc}\p{Cf}]+")
 
-_FACT_CHECK_SOURCE = "fact_check"
 _NO_REPLY_VERDICTS = frozenset({Verdict.NOT_ENOUGH_EVIDENCE, Verdict.NOT_CHECKABLE})
 _EXCERPT_WORDS = 12
 
@@ -425,7 +432,7 @@ def _evidence_problem(
     if fact_check_backed and any(e.tier is Tier.HIGH for e in backing):
         return None
     # A strong match to a review by a High/Medium fact-checker is sufficient on its own.
-    if any(e.source == _FACT_CHECK_SOURCE and e.tier in (Tier.HIGH, Tier.MEDIUM) for e in backing):
+    if any(e.source == FACT_CHECK_SOURCE and e.tier in (Tier.HIGH, Tier.MEDIUM) for e in backing):
         return None
     return (
         f"thin_evidence: {len(sources)} independent source(s), need {cfg.min_independent_sources}"

@@ -154,6 +154,11 @@ class Passage(BaseModel):
     score: float
 
 
+# `Evidence.source` of a matched published fact-check (set by `claims`, weighed by the guard
+# and the writer).
+FACT_CHECK_SOURCE = "fact_check"
+
+
 class Evidence(BaseModel):
     url: str
     title: str = ""

@@ -22,7 +22,7 @@ from pipeline.evidence import evidence_key
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.prompts import WRITE_SYSTEM, write_user
 from pipeline.prompts import evidence_blocks as prompt_blocks
-from pipeline.records import EarlyDraft, Evidence, Platform, Verdict
+from pipeline.records import FACT_CHECK_SOURCE, EarlyDraft, Evidence, Platform, Verdict
 from pipeline.urls import canonical_url
 
 PLATFORM_RULES = {
@@ -48,7 +48,6 @@ VERDICT_WORDING = {
 }
 
 MAX_EVIDENCE_IN_PROMPT = 4  # a reply cites one or two sources; the best four are plenty
-FACT_CHECK_SOURCE = "fact_check"
 
 
 class DraftAnswer(BaseModel):

@@ -95,9 +95,7 @@ def test_post_words_find_evidence_the_analysts_queries_missed(
 def test_head_start_and_sequential_order_reach_the_same_decision(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
-    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
-    fake_llm.script("EvidenceAnswer", quotes_from_page)
-    fake_llm.script("DraftAnswer", cite_first_two)
+    script_happy_path(fake_llm)
     decisions = []
     for concurrency in (8, 1):
         kit = make_kit(
@@ -132,9 +130,7 @@ def test_not_checkable_post_sends_nothing_the_head_start_found_to_the_extractor(
 def test_head_start_can_be_switched_off(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
-    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
-    fake_llm.script("EvidenceAnswer", quotes_from_page)
-    fake_llm.script("DraftAnswer", cite_first_two)
+    script_happy_path(fake_llm)
     kit = make_kit(fake_llm, tmp_path / "index.sqlite", head_start=False)
     decision = Checker(kit).check(POST)
     assert decision.trace.rounds[0].queries == ANALYSIS["queries"]
@@ -174,9 +170,7 @@ def test_stop_rule_met_by_head_start_pages_does_not_wait_for_a_slow_site(
     body = page("Lemon water and flu", "Lemon water does not kill the flu virus.", None)
     server.add(slow_url, Route(body=body, delay_s=30.0))
     try:
-        fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
-        fake_llm.script("EvidenceAnswer", quotes_from_page)
-        fake_llm.script("DraftAnswer", cite_first_two)
+        script_happy_path(fake_llm)
         cfg = PipelineConfig(
             credibility=CredibilityConfig(overrides={**TIERS, "slow.example": "high"}),
             fetch=FetchConfig(allow_hosts=["slow.example"], timeout_s=60.0),
@@ -240,9 +234,7 @@ def test_post_query_is_taken_from_the_post_text_only() -> None:
 def test_pages_scored_for_one_post_are_not_encoded_again_for_the_next(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
-    fake_llm.script("EvidenceAnswer", quotes_from_page)
-    fake_llm.script("DraftAnswer", cite_first_two)
+    script_happy_path(fake_llm)
     kit = make_kit(fake_llm, tmp_path / "index.sqlite")
     first = Checker(kit).check(POST)
     encoded: list[str] = []
