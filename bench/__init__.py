@@ -15,8 +15,9 @@ posts run one after another in both modes (the sequential mode's waits alone are
 * `pipeline_memory`: peak RSS of one `factnote check --json` process, without an LLM
   (`needs_llm`) and with the fake LLM configured, and its start-up time.
 
-The fixture world (posts, pages, fake search engine, fake websites, scripted model) is in
-`bench/fixtures.py` and `bench/world.py`. Separately, `bench/calibrate_relevance.py` calibrates
+The fixture world is in `bench/data/scenarios/` (one TOML file a post: its text, the model's
+answers, the pages found), `bench/fixtures.py` (loads them, generates the pages) and
+`bench/world.py` (fake search engine, fake websites, scripted model). Separately, `bench/calibrate_relevance.py` calibrates
 the relevance thresholds on HealthVer (`python bench/calibrate_relevance.py --help`).
 """
 

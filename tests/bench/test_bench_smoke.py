@@ -6,6 +6,12 @@ fixture world and returns its numbers, not how fast anything is.
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
 from bench import fixtures, pipeline_cost, pipeline_latency, pipeline_memory
 from bench.world import FixtureSearch, extraction_items
 from pipeline.evidence import normalise
@@ -26,6 +32,39 @@ def test_fixture_pages_are_article_length_and_keep_their_key_sentences() -> None
             assert normalise(key) in normalise(doc.text), (page.url, key)
         # The scripted extractor quotes a page only from text it was actually sent.
         assert extraction_items(page, "") == []
+
+
+def test_scenario_files_give_the_documented_mix_of_posts() -> None:
+    counts = Counter(post.scenario for post in fixtures.POSTS)
+    assert counts == {
+        "high": 8,
+        "lower_tiers": 4,
+        "second_round": 3,
+        "context": 1,
+        "refuted_all_tiers": 1,
+        "supported": 1,
+        "no_evidence": 1,
+        "not_checkable": 1,
+    }
+    assert [p.id for p in fixtures.POSTS] == [f"p{i:02d}" for i in range(1, 21)]
+    assert len(fixtures.all_pages()) == 115
+
+
+def test_scenario_file_with_a_misspelt_field_is_refused_by_name(tmp_path: Path) -> None:
+    good = (fixtures.SCENARIO_DIR / "p01.toml").read_text()
+    bad = tmp_path / "p99.toml"
+    bad.write_text(good.replace("found_by =", "foundby =", 1))
+    with pytest.raises(ValidationError, match="foundby"):
+        fixtures.load_post(bad)
+
+
+def test_undated_page_in_a_scenario_file_has_no_publication_date(tmp_path: Path) -> None:
+    text = (fixtures.SCENARIO_DIR / "p01.toml").read_text()
+    path = tmp_path / "p98.toml"
+    path.write_text(text.replace('published = "2026-01-14T09:00:00"', "undated = true", 1))
+    post = fixtures.load_post(path)
+    assert post.pages[0].published is None
+    assert post.pages[1].published is not None
 
 
 def test_fixture_search_returns_only_the_tier_asked_for_through_site_filters() -> None:
