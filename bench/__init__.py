@@ -14,11 +14,14 @@ posts run one after another in both modes (the sequential mode's waits alone are
   (every usable page, whole text capped at 20,000 characters, until the stop rule).
 * `pipeline_memory`: peak RSS of one `factnote check --json` process, without an LLM
   (`needs_llm`) and with the fake LLM configured, and its start-up time.
+* `cli_startup`: cold start of a fresh `factnote` process per command (`--help`, `guard`,
+  `sources lookup`, `status`, `check --help`), median of 3 runs.
 
 The fixture world is in `bench/data/scenarios/` (one TOML file a post: its text, the model's
 answers, the pages found), `bench/fixtures.py` (loads them, generates the pages) and
-`bench/world.py` (fake search engine, fake websites, scripted model). Separately, `bench/calibrate_relevance.py` calibrates
-the relevance thresholds on HealthVer (`python bench/calibrate_relevance.py --help`).
+`bench/world.py` (fake search engine, fake websites, scripted model). Separately,
+`bench/calibrate_relevance.py` calibrates the relevance thresholds on HealthVer
+(`python bench/calibrate_relevance.py --help`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from bench import pipeline_cost, pipeline_latency, pipeline_memory, runtime_throughput
+from bench import (
+    cli_startup,
+    pipeline_cost,
+    pipeline_latency,
+    pipeline_memory,
+    runtime_throughput,
+)
 
 Log = Callable[[str], None]
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
@@ -34,6 +40,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("pipeline_latency", lambda log: pipeline_latency.run(log=log)),
     Benchmark("pipeline_cost", lambda log: pipeline_cost.run(log=log)),
     Benchmark("pipeline_memory", lambda log: pipeline_memory.run(log=log)),
+    Benchmark("cli_startup", lambda log: cli_startup.run(log=log)),
     Benchmark(
         "runtime_throughput",
         lambda log: {k: float(v) for k, v in runtime_throughput.run().items()},

@@ -1,8 +1,9 @@
 """The benchmark world: 20 social posts and the web pages about them, all written for this bench.
 
 The scenarios are data, one TOML file per post in `bench/data/scenarios/`; this module validates
-them and generates the pages' HTML from them. Each post comes with what a model would say about it (claims, queries, a reply) and the pages a
-search engine would find for each query, on fictional `.example` publishers in all three tiers.
+them and generates the pages' HTML from them. Each post comes with what a model would say about
+it (claims, queries, a reply) and the pages a search engine would find for each query, on
+fictional `.example` publishers in all three tiers.
 The mix is meant to look like a week of a fact-checker's queue, not to flatter the pipeline:
 
 * 8 posts settled by the High tier alone (two High pages refute: the stop rule);
@@ -12,12 +13,12 @@ The mix is meant to look like a week of a fact-checker's queue, not to flatter t
   every tier is read), 1 true post (supported), 1 with no evidence after three rounds,
   1 opinion (not checkable).
 
-Pages are news articles and official pages of 600-2,500 words, generated deterministically from
-the scenario's sentences and the prose pools below: a lead with the page's key sentences, topic paragraphs, general
-reporting, and the boilerplate real articles carry (newsletter plugs, corrections notes, author
-bios, comment rules), inside a page with navigation, cookie banner and footer. A page's `stance`
-is what a model reading its key sentences would answer; "none" pages are on the topic but settle
-nothing, "offtopic" pages share a word with the query and nothing else.
+Pages are news articles and official pages of 600-2,500 words, generated deterministically from the
+scenario's sentences and the prose pools below: a lead with the page's key sentences, topic
+paragraphs, general reporting, and the boilerplate real articles carry (newsletter plugs,
+corrections notes, author bios, comment rules), inside a page with navigation, cookie banner and
+footer. A page's `stance` is what a model reading its key sentences would answer; "none" pages are
+on the topic but settle nothing, "offtopic" pages share a word with the query and nothing else.
 """
 
 from __future__ import annotations
