@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
+from pydantic import SecretStr
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from pipeline.records import SearchResult
@@ -155,11 +156,26 @@ def _redact(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+def required_secret(value: SecretStr | None, provider: str, variable: str) -> SecretStr:
+    """The configured key, or a SearchError naming the variable that should hold it."""
+    if value is None or not value.get_secret_value():
+        raise SearchError(f"{provider}: {variable} is not set")
+    return value
+
+
 class HttpSearchProvider:
-    """Base for providers that call a JSON web API: owns the client, retries and error mapping."""
+    """Base for providers that call a JSON web API: owns the client, retries and error mapping.
+
+    `search` is the same for every provider (site filters within the API's query limits, one
+    call, results in the shared shape); a provider says how to call its API (`_call`) and where
+    the result items are in the answer (`_items`).
+    """
 
     name: str = "http"
     max_sites: int = 0
+    max_words: int | None = None  # words past this are ignored by the API: sites are dropped
+    max_chars: int | None = None  # longer queries are refused by the API: the bare query is cut
+    fields: ResultFields
 
     def __init__(
         self,
@@ -179,6 +195,22 @@ class HttpSearchProvider:
             self._client.close()
 
     def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
+        if limit <= 0:
+            return []
+        q = site_query(query, sites, self.max_sites, max_words=self.max_words)
+        if self.max_chars is not None and len(q) > self.max_chars:
+            q = query.strip()[: self.max_chars]
+        data = self._call(q, limit)
+        if not isinstance(data, dict):
+            raise SearchError(f"{self.name}: unexpected response shape (not a JSON object)")
+        return build_results(self.name, self._items(data), query, limit, self.fields)
+
+    def _call(self, q: str, limit: int) -> Any:
+        """One request to the API for the site-filtered query `q`; the decoded JSON answer."""
+        raise NotImplementedError
+
+    def _items(self, data: dict[str, Any]) -> list[Any]:
+        """The result items of an answer (a JSON object), in the API's order."""
         raise NotImplementedError
 
     def _secrets(self) -> Sequence[str]:

@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import httpx
 
 from pipeline.config import SearchConfig
-from pipeline.records import SearchResult
 from pipeline.search.base import (
     HttpSearchProvider,
     ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
-    build_results,
     parse_published,
-    site_query,
+    required_secret,
 )
 
 ENDPOINT = "https://www.googleapis.com/customsearch/v1"
 # The API returns at most 10 results per request; more would need paging with `start`.
 MAX_NUM = 10
-# Google ignores words past the 32nd, and rejects queries over ~2048 characters.
-MAX_WORDS = 32
-MAX_CHARS = 2048
 # Meta tags that carry a publication date, most specific first.
 _DATE_TAGS = ("article:published_time", "og:article:published_time", "datepublished")
-
-
-FIELDS = ResultFields(
-    url="link", title="title", snippet="snippet", published=lambda i: _published(i.get("pagemap"))
-)
 
 
 class GoogleSearch(HttpSearchProvider):
     name = "google"
     max_sites = 5
+    # Google ignores words past the 32nd, and rejects queries over ~2048 characters.
+    max_words = 32
+    max_chars = 2048
+    fields = ResultFields(
+        url="link",
+        title="title",
+        snippet="snippet",
+        published=lambda i: _published(i.get("pagemap")),
+    )
 
     def __init__(
         self,
@@ -47,24 +45,19 @@ class GoogleSearch(HttpSearchProvider):
         client: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        if cfg.google_api_key is None or not cfg.google_api_key.get_secret_value():
-            raise SearchError("google: FACTNOTE_SEARCH__GOOGLE_API_KEY is not set")
+        self._key = required_secret(
+            cfg.google_api_key, self.name, "FACTNOTE_SEARCH__GOOGLE_API_KEY"
+        )
         if not cfg.google_cx:
             raise SearchError("google: FACTNOTE_SEARCH__GOOGLE_CX is not set")
         super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
-        self._key = cfg.google_api_key
         self._cx = cfg.google_cx
 
-    def _secrets(self) -> Sequence[str]:
+    def _secrets(self) -> tuple[str, ...]:
         return (self._key.get_secret_value(),)
 
-    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
-        if limit <= 0:
-            return []
-        q = site_query(query, sites, self.max_sites, max_words=MAX_WORDS)
-        if len(q) > MAX_CHARS:
-            q = query.strip()[:MAX_CHARS]
-        data = self._request_json(
+    def _call(self, q: str, limit: int) -> Any:
+        return self._request_json(
             "GET",
             ENDPOINT,
             params={"cx": self._cx, "q": q, "num": min(limit, MAX_NUM)},
@@ -72,13 +65,10 @@ class GoogleSearch(HttpSearchProvider):
             # that it never appears in a URL (request logs, proxies, exception messages).
             headers={"X-Goog-Api-Key": self._key.get_secret_value()},
         )
-        return self._parse(data, query, limit)
 
-    def _parse(self, data: Any, query: str, limit: int) -> list[SearchResult]:
-        if not isinstance(data, dict):
-            raise SearchError("google: unexpected response shape (not a JSON object)")
+    def _items(self, data: dict[str, Any]) -> list[Any]:
         # No `items` key is how the API says "no results".
-        return build_results(self.name, as_list(data.get("items")), query, limit, FIELDS)
+        return as_list(data.get("items"))
 
 
 def _published(pagemap: object) -> datetime | None:

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
 from pipeline.config import SearchConfig
-from pipeline.records import SearchResult
 from pipeline.search.base import (
     HttpSearchProvider,
     ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
-    build_results,
     parse_published,
-    site_query,
-)
-
-FIELDS = ResultFields(
-    url="url",
-    title="title",
-    snippet="content",
-    published=lambda i: parse_published(i.get("publishedDate")),
 )
 
 
@@ -34,6 +23,12 @@ class SearxngSearch(HttpSearchProvider):
     # SearXNG passes the query to its engines; `site:` and `OR` work on the common ones
     # (Google, Bing, Brave), but a long OR group is where engines start to disagree.
     max_sites = 3
+    fields = ResultFields(
+        url="url",
+        title="title",
+        snippet="content",
+        published=lambda i: parse_published(i.get("publishedDate")),
+    )
 
     def __init__(
         self,
@@ -58,21 +53,17 @@ class SearxngSearch(HttpSearchProvider):
             token = base64.b64encode(f"{parts.username}:{parts.password}".encode()).decode()
             self._auth = {"Authorization": f"Basic {token}"}
 
-    def _secrets(self) -> Sequence[str]:
+    def _secrets(self) -> tuple[str, ...]:
         return tuple(s for s in (self._password, *self._auth.values()) if s)
 
-    def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
-        if limit <= 0:
-            return []
-        q = site_query(query, sites, self.max_sites)
+    def _call(self, q: str, limit: int) -> Any:
         # SearXNG has no result-count parameter: one page (about 10-20 results) is sliced.
-        data = self._request_json(
+        return self._request_json(
             "GET",
             self._endpoint,
             params={"q": q, "format": "json"},
             headers={"Accept": "application/json", **self._auth},
         )
-        return self._parse(data, query, limit)
 
     def _error_detail(self, response: httpx.Response) -> str:
         if response.status_code == 403:
@@ -80,7 +71,5 @@ class SearxngSearch(HttpSearchProvider):
             return " (is format=json enabled in the instance's settings.yml search.formats?)"
         return super()._error_detail(response)
 
-    def _parse(self, data: Any, query: str, limit: int) -> list[SearchResult]:
-        if not isinstance(data, dict):
-            raise SearchError("searxng: unexpected response shape (not a JSON object)")
-        return build_results(self.name, as_list(data.get("results")), query, limit, FIELDS)
+    def _items(self, data: dict[str, Any]) -> list[Any]:
+        return as_list(data.get("results"))
