@@ -6,6 +6,7 @@ Adapters know platforms; they know nothing of the pipeline (`adapters/` never im
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -120,6 +121,16 @@ class ReplyForbidden(PlatformError):
         super().__init__(message, retryable=False, status=status)
 
 
+class AccessDenied(PlatformError):
+    """The account or app may not act at all (login refused, token without write permission,
+    app outside a developer Project). Nothing is wrong with the request: it stays retryable,
+    the adapter stops calling the platform until the process restarts with new settings, and
+    an operator must act."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message, retryable=True, status=status)
+
+
 @runtime_checkable
 class Adapter(Protocol):
     """What the runtime needs from a platform."""
@@ -130,8 +141,13 @@ class Adapter(Protocol):
         """New summons since `cursor` (oldest first), each with its target resolved."""
         ...
 
-    def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
-        """Reply to the summoning post (never to its parent). Raises PlatformError."""
+    def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
+        """Reply to the summoning post (never to its parent). Raises PlatformError.
+
+        `links` are the URLs in `text`, as written, that the guard approved (`Decision.urls`).
+        An adapter that makes links itself (Bluesky facets) links those and nothing else; one
+        whose platform links text on its own (X) has no say in it.
+        """
         ...
 
     def find_reply(self, summons: Summons) -> ReplyReceipt | None:
@@ -151,3 +167,10 @@ class Adapter(Protocol):
 
 def jsonable(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json")
+
+
+def storable(text: str) -> str:
+    """`text` as something a database can store: lone surrogates (a file name that is not
+    UTF-8, a `\\ud800` escape in JSON, an emoji cut in half by a platform) become backslash
+    escapes instead of failing the transaction they are written in."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

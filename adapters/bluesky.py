@@ -7,11 +7,31 @@ How it talks to Bluesky, and why:
   mode 0600, on every create/refresh through `on_session_change`), and logs in with the app
   password only when there is no usable stored session, or once per call when the server rejects
   the session (counted in `relogins`).
+- Summons. Only `mention` notifications are asked for (`reasons=["mention"]`). The AppView sends
+  `reply` to every author up to several levels above a reply and `quote` to the author of a quoted
+  post, and a post that both mentions the bot and replies to (or quotes) it yields one `mention`
+  (bluesky-social/atproto, packages/bsky/src/data-plane/server/indexing/plugins/post.ts,
+  `notifsForInsert`: mentions are notified first and each DID once). A `reply`/`quote` that still
+  arrives counts only when its record carries a mention facet for our DID.
 - Cursor. `listNotifications` pages backwards (its cursor leads to *older* notifications), so it
-  cannot say "since". Our cursor is the newest `indexedAt` we have returned: a fetch pages from the
-  newest notification back until it meets one at or before that time (at most `MAX_PAGES` pages),
-  and returns the new ones oldest first. Without a cursor (first run) only the newest page is read,
-  so a fresh deployment never answers a long backlog; the runtime's age limits apply on top.
+  cannot say "since". Our cursor is the newest `indexedAt` we have returned. A notification's
+  `indexedAt` is a sort time, min(createdAt, indexedAt), so a post created just before a poll and
+  indexed just after it sorts *behind* that cursor: a fetch therefore pages back to `overlap`
+  (default 10 minutes) before the cursor (at most `MAX_PAGES` pages) and returns everything newer,
+  oldest first. Repeats are dropped here while this process remembers them, and by intake's
+  (platform, id) uniqueness after a restart. Without a cursor (first run) only the newest page is
+  read, so a fresh deployment never answers a long backlog; the runtime's age limits apply on top.
+- Replies. Each reply is created with a record key derived from the summons
+  (`reply_record_key`, TID-shaped as app.bsky.feed.post's lexicon asks), so a retried
+  `createRecord` cannot make a second post: the PDS refuses a create on an existing key (the MST
+  add fails), and the adapter then reads that key back as the receipt. `find_reply` reads our own
+  repo on the PDS (`com.atproto.repo.getRecord` for that key, then `listRecords`), never the
+  AppView, which may not have indexed a reply made just before a crash. The PDS does not enforce
+  thread gates (a gated reply is stored and silently hidden), so `viewer.replyDisabled` of the
+  summoning post is read again right before posting (review mode can wait hours).
+- Login. After createSession refuses the credentials, the adapter stops logging in
+  (`login_halted`) and raises `AccessDenied` without calling the server until the process
+  restarts with new settings: createSession allows 30 per 5 minutes and 300 a day.
 - Targets. One `getPostThread(summons, depth=0, parentHeight=1)` per summons gives the summons view
   (`viewer.replyDisabled`, quote embed view) and its parent (post, `notFoundPost` or
   `blockedPost`). A quoted post is read from the summons' `app.bsky.embed.record#view`.
@@ -28,11 +48,12 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,6 +70,7 @@ from atproto_client.exceptions import (
 from atproto_core.exceptions import AtProtocolError
 
 from adapters.base import (
+    AccessDenied,
     FetchResult,
     MediaRef,
     PlatformError,
@@ -66,7 +88,12 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_PDS = "https://bsky.social"
-SUMMONS_REASONS = ("mention", "reply", "quote")
+SUMMONS_REASONS = ("mention",)
+# Admitted only when the record itself carries a mention facet for our DID.
+_FACET_REASONS = frozenset({"reply", "quote"})
+DEFAULT_OVERLAP = timedelta(minutes=10)
+FIND_REPLY_PAGES = 2  # listRecords pages of our own posts read by find_reply
+POST_COLLECTION = "app.bsky.feed.post"
 PAGE_LIMIT = 100
 MAX_PAGES = 5
 MAX_FEED_PAGES = 10
@@ -80,8 +107,21 @@ BOT_LABEL = "bot"
 # Error names the PDS uses for a session it no longer accepts.
 _AUTH_ERRORS = frozenset({"ExpiredToken", "InvalidToken", "AuthenticationRequired", "AuthMissing"})
 _NOT_FOUND_ERRORS = frozenset({"NotFound", "RecordNotFound"})
-_URL = re.compile(r"https?://[^\s<>\"]+")
-_TRAILING = ".,;:!?'\"»›”’"
+# createSession refusing the credentials themselves (lexicon com.atproto.server.createSession
+# errors, and the PDS's 401 "Invalid identifier or password").
+_LOGIN_REFUSED = frozenset(
+    {"AuthenticationRequired", "AccountTakedown", "AuthFactorTokenRequired", "InvalidToken"}
+)
+_TID_CHARS = "234567abcdefghijklmnopqrstuvwxyz"
+# An approved link becomes a facet only when it is a whole absolute http(s) URI of printable
+# ASCII (the lexicon's `uri` format); anything else stays plain text.
+_LINKABLE = re.compile(r"https?://[\x21-\x7e]+", re.IGNORECASE)
+# Characters that, right before an approved URL or after it (past sentence punctuation), would
+# make it part of a longer URL-like token, hidden characters included: such an occurrence is not
+# the URL the guard approved, so it is not linked.
+_HIDDEN = r"\p{Cf}\p{Default_Ignorable_Code_Point}"
+_BEFORE_LINK = rf"(?<![A-Za-z0-9+.\-_~/@%{_HIDDEN}])"
+_AFTER_LINK = rf"(?![.,;:!?'\"*]*+[A-Za-z0-9\-_~/#?=&%@+${_HIDDEN}])"
 _LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
@@ -154,8 +194,17 @@ class BlueskyAdapter:
         session_path: str | Path,
         client: Client | None = None,
         known_bots: Collection[str] = (),
+        overlap: timedelta = DEFAULT_OVERLAP,
     ) -> None:
+        if overlap < timedelta(0):
+            raise ValueError("overlap must not be negative")
         self._creds = creds
+        self._overlap = overlap
+        # Summons this process returned with a new cursor: uri -> (sort time, that cursor). The
+        # overlap reads them again; once the runtime passes that cursor back (it stores a cursor
+        # only in the transaction that stored the rows), they are not resolved again.
+        self._returned: dict[str, tuple[datetime, datetime]] = {}
+        self._login_halted: str | None = None
         self._session_path = Path(session_path)
         self._client = (
             client
@@ -177,49 +226,82 @@ class BlueskyAdapter:
         # Taken before listing, so anything indexed during the fetch stays unread.
         seen_at = _now().isoformat()
         me = self._ensure_login()
-        fresh = self._new_notifications(since)
+        floor = since - self._overlap if since is not None else None
+        fresh = self._new_notifications(floor)
         summonses: list[Summons] = []
         done: set[str] = set()
         for note in reversed(fresh):
-            if note.reason not in SUMMONS_REASONS or note.uri in done:
+            if note.uri in done or self._committed(note.uri, since):
                 continue
             if not models.is_record_type(note.record, models.AppBskyFeedPost):
                 continue
+            if not _summons_us(note, me.did):
+                continue
             done.add(note.uri)
             summonses.append(self._build_summons(note, me))
-        if not fresh:
-            return FetchResult(summons=[], cursor=None)
+        newest = max((_server_time(n.indexed_at) for n in fresh), default=None)
+        if newest is None or (since is not None and newest <= since):
+            # Only the overlap was read again: nothing newer than the cursor.
+            return FetchResult(summons=summonses, cursor=None)
         self._call(
             "updateSeen",
             lambda: self._client.app.bsky.notification.update_seen(
                 models.AppBskyNotificationUpdateSeen.Data(seen_at=seen_at)
             ),
         )
-        newest = max(fresh, key=lambda n: _server_time(n.indexed_at))
-        return FetchResult(summons=summonses, cursor=newest.indexed_at)
+        for note in fresh:
+            if note.uri in done:
+                self._returned[note.uri] = (_server_time(note.indexed_at), newest)
+        horizon = newest - self._overlap
+        self._returned = {u: v for u, v in self._returned.items() if v[0] > horizon}
+        latest = max(fresh, key=lambda n: _server_time(n.indexed_at))
+        return FetchResult(summons=summonses, cursor=latest.indexed_at)
 
-    def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
+    def _committed(self, uri: str, since: datetime | None) -> bool:
+        returned = self._returned.get(uri)
+        return returned is not None and since is not None and returned[1] <= since
+
+    def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
         if not summons.reply_allowed:
             raise ReplyForbidden(f"replies to {summons.id} are disabled by a thread gate")
         me = self._ensure_login()
-        builder = reply_text_builder(text)
+        builder = reply_text_builder(text, links)
+        # The gate may have changed since intake (review can take hours), and the PDS would
+        # store a gated reply that nobody sees: ask again now.
+        view = self._summons_view(summons.id)
         ctx = dict(summons.reply_context)
         if not all(ctx.get(k) for k in ("root_uri", "root_cid", "parent_uri", "parent_cid")):
-            ctx.update(self._reply_refs(summons.id))
+            ctx.update(_reply_refs(view))
         reply_to = models.AppBskyFeedPost.ReplyRef(
             root=models.ComAtprotoRepoStrongRef.Main(uri=ctx["root_uri"], cid=ctx["root_cid"]),
             parent=models.ComAtprotoRepoStrongRef.Main(
                 uri=ctx["parent_uri"], cid=ctx["parent_cid"]
             ),
         )
-        langs = [ctx["lang"]] if ctx.get("lang") else None
-        created = self._call(
-            "createRecord",
-            lambda: self._client.send_post(
-                builder, profile_identify=me.did, reply_to=reply_to, langs=langs
-            ),
-            posting=True,
+        # The record send_post would write (atproto_client/client/client.py), with our own key.
+        record = models.AppBskyFeedPost.Record(
+            created_at=self._client.get_current_time_iso(),
+            text=builder.build_text(),
+            facets=builder.build_facets() or None,
+            reply=reply_to,
+            langs=[ctx["lang"]] if ctx.get("lang") else None,
         )
+        rkey = reply_record_key(summons)
+        try:
+            created = self._call(
+                "createRecord",
+                lambda: self._client.app.bsky.feed.post.create(me.did, record, rkey=rkey),
+                posting=True,
+            )
+        except (RateLimited, ReplyForbidden, AccessDenied):
+            raise
+        except PlatformError:
+            # A create on a key that exists fails (the repo's MST refuses a second value at a
+            # key): our reply may be there from an attempt whose answer was lost.
+            existing = self._own_reply(me, rkey, summons.id)
+            if existing is not None:
+                return existing
+            raise
         return ReplyReceipt(
             reply_id=created.uri,
             url=_permalink(me.handle, me.did, created.uri),
@@ -227,39 +309,29 @@ class BlueskyAdapter:
         )
 
     def find_reply(self, summons: Summons) -> ReplyReceipt | None:
+        """Our reply to `summons`, read from our own repo on the PDS (never the AppView)."""
         me = self._ensure_login()
-        try:
+        found = self._own_reply(me, reply_record_key(summons), summons.id)
+        if found is not None:
+            return found
+        # Replies created before record keys were derived from the summons: our newest posts.
+        cursor: str | None = None
+        for _ in range(FIND_REPLY_PAGES):
             resp = self._call(
-                "getPostThread",
-                lambda: self._client.get_post_thread(summons.id, depth=1, parent_height=0),
+                "listRecords",
+                partial(
+                    self._client.com.atproto.repo.list_records,
+                    models.ComAtprotoRepoListRecords.Params(
+                        repo=me.did, collection=POST_COLLECTION, limit=PAGE_LIMIT, cursor=cursor
+                    ),
+                ),
             )
-        except _NotFound:
-            resp = None
-        thread = resp.thread if resp is not None else None
-        if isinstance(thread, models.AppBskyFeedDefs.ThreadViewPost):
-            for reply in thread.replies or []:
-                if (
-                    isinstance(reply, models.AppBskyFeedDefs.ThreadViewPost)
-                    and reply.post.author.did == me.did
-                ):
-                    return self._receipt(reply.post, me)
-        # The thread view may hide or truncate replies (gates, busy threads): our own recent
-        # replies are the second place to look.
-        feed = self._call(
-            "getAuthorFeed",
-            lambda: self._client.get_author_feed(
-                actor=me.did, filter="posts_with_replies", limit=50
-            ),
-        )
-        for item in feed.feed:
-            record = item.post.record
-            if (
-                item.post.author.did == me.did
-                and models.is_record_type(record, models.AppBskyFeedPost)
-                and record.reply is not None
-                and record.reply.parent.uri == summons.id
-            ):
-                return self._receipt(item.post, me)
+            for item in resp.records:
+                if _replies_to(item.value, summons.id):
+                    return self._record_receipt(item.uri, item.value, me)
+            cursor = resp.cursor
+            if not cursor or not resp.records:
+                break
         return None
 
     def recent_posts(
@@ -382,7 +454,18 @@ class BlueskyAdapter:
             return None
         return text
 
+    @property
+    def login_halted(self) -> str | None:
+        """Why logging in has stopped (credentials refused), or None while it may log in."""
+        return self._login_halted
+
     def _password_login(self) -> Session:
+        if self._login_halted is not None:
+            raise AccessDenied(
+                f"Bluesky: not logging in again after {self._login_halted}; fix "
+                "FACTNOTE_BLUESKY_HANDLE / FACTNOTE_BLUESKY_APP_PASSWORD and restart",
+                status=401,
+            )
         # createSession belongs to the configured entryway, whatever PDS the old session named.
         self._client.update_base_url(self._creds.pds)
         self.password_logins += 1
@@ -391,7 +474,18 @@ class BlueskyAdapter:
                 self._creds.handle, self._creds.app_password, fetch_bsky_profile=False
             )
         except AtProtocolError as exc:
-            raise _translate(exc, "createSession", posting=False) from exc
+            error = _translate(exc, "createSession", posting=False)
+            if not _login_refused(exc):
+                raise error from exc
+            # Each further try would spend createSession's 30-per-5-minutes / 300-a-day limit
+            # on credentials that cannot work: stop until the settings change.
+            self._login_halted = f"the login was refused ({error})"
+            _log.error("Bluesky login refused; no more logins until restart: %s", error)
+            raise AccessDenied(
+                f"Bluesky: {self._login_halted}; fix FACTNOTE_BLUESKY_HANDLE / "
+                "FACTNOTE_BLUESKY_APP_PASSWORD and restart",
+                status=error.status,
+            ) from exc
         self._me = Session.decode(self._client.export_session_string())
         return self._me
 
@@ -572,25 +666,50 @@ class BlueskyAdapter:
                 )
         return _Resolution(None, TargetStatus.MISSING, "post not returned by getPosts", allowed)
 
-    def _reply_refs(self, uri: str) -> dict[str, str]:
-        resp = self._call("getPosts", lambda: self._client.get_posts([uri]))
-        for view in resp.posts:
-            if view.uri == uri and models.is_record_type(view.record, models.AppBskyFeedPost):
-                reply = view.record.reply
-                return {
-                    "root_uri": reply.root.uri if reply is not None else view.uri,
-                    "root_cid": reply.root.cid if reply is not None else view.cid,
-                    "parent_uri": view.uri,
-                    "parent_cid": view.cid,
-                }
-        raise ReplyForbidden(f"the summoning post {uri} is no longer readable")
+    def _summons_view(self, uri: str) -> Any:
+        """The summoning post's view as we see it now; ReplyForbidden if we may not answer."""
+        try:
+            resp = self._call(
+                "getPostThread",
+                lambda: self._client.get_post_thread(uri, depth=0, parent_height=0),
+            )
+        except _NotFound as exc:
+            raise ReplyForbidden(f"the summoning post {uri} is deleted") from exc
+        thread = resp.thread
+        if not isinstance(thread, models.AppBskyFeedDefs.ThreadViewPost):
+            raise ReplyForbidden(f"the summoning post {uri} is no longer readable")
+        view = thread.post
+        if view.viewer is not None and view.viewer.reply_disabled:
+            raise ReplyForbidden(f"replies to {uri} are disabled by a thread gate")
+        if not models.is_record_type(view.record, models.AppBskyFeedPost):
+            raise ReplyForbidden(f"{uri} is not a post")
+        return view
 
-    def _receipt(self, view: Any, me: Session) -> ReplyReceipt:
-        created = getattr(view.record, "created_at", None)
+    def _own_reply(self, me: Session, rkey: str, summons_uri: str) -> ReplyReceipt | None:
+        """Our post at `rkey` in our own repo, if it answers `summons_uri`."""
+        try:
+            got = self._call(
+                "getRecord",
+                lambda: self._client.com.atproto.repo.get_record(
+                    models.ComAtprotoRepoGetRecord.Params(
+                        repo=me.did, collection=POST_COLLECTION, rkey=rkey
+                    )
+                ),
+            )
+        except _NotFound:
+            return None
+        if not _replies_to(got.value, summons_uri):
+            return None
+        return self._record_receipt(got.uri, got.value, me)
+
+    def _record_receipt(self, uri: str, record: Any, me: Session) -> ReplyReceipt:
+        created = getattr(record, "created_at", None)
+        posted_at = _now()
+        if created:
+            with suppress(ValueError):
+                posted_at = _parse_time(created)
         return ReplyReceipt(
-            reply_id=view.uri,
-            url=_permalink(me.handle, me.did, view.uri),
-            posted_at=_parse_time_or(created, view.indexed_at),
+            reply_id=uri, url=_permalink(me.handle, me.did, uri), posted_at=posted_at
         )
 
     def _is_bot(self, author: Any) -> bool:
@@ -614,32 +733,37 @@ def link_label(url: str) -> str:
     return "".join(clusters[: LINK_LABEL_MAX - 1]) + "…"
 
 
-def _split_urls(text: str) -> Iterable[tuple[str, bool]]:
-    """(piece, is_url) in order; trailing sentence punctuation stays outside the URL."""
+def _split_urls(text: str, links: Collection[str]) -> Iterable[tuple[str, bool]]:
+    """(piece, is_url) in order: the exact occurrences of `links` that stand alone, and the
+    text between them. No URL is looked for here: finding links is the guard's job."""
+    wanted = sorted({link for link in links if _LINKABLE.fullmatch(link)}, key=len, reverse=True)
     pos = 0
-    for match in _URL.finditer(text):
-        url = match.group(0)
-        while url and (
-            url[-1] in _TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))
-        ):
-            url = url[:-1]
-        start = match.start()
-        if start > pos:
-            yield text[pos:start], False
-        yield url, True
-        pos = start + len(url)
+    if wanted:  # longest first, so a link that extends another is taken whole
+        alternatives = "|".join(regex.escape(link) for link in wanted)
+        for match in regex.finditer(rf"{_BEFORE_LINK}(?:{alternatives}){_AFTER_LINK}", text):
+            if match.start() > pos:
+                yield text[pos : match.start()], False
+            yield match.group(), True
+            pos = match.end()
     if pos < len(text):
         yield text[pos:], False
 
 
-def reply_text_builder(text: str) -> Any:
-    """The reply as a TextBuilder: URLs become link facets with short labels.
+def reply_text_builder(text: str, links: Collection[str] = ()) -> Any:
+    """The reply as a TextBuilder: the approved `links` become link facets with short labels.
+
+    On Bluesky only a facet makes text a link (lexicon `app.bsky.richtext.facet`, feature
+    `#link`: "Facet feature for a URL. The text URL may have been simplified or truncated, but
+    the facet reference should be a complete URL"); clients do not auto-link plain text. So
+    the links are exactly the URL strings the guard approved (`Decision.urls`), linked where
+    they occur whole in `text`; any other URL-looking text, however a browser would read it,
+    is sent as plain text.
 
     TextBuilder measures facets in UTF-8 bytes as it writes, so offsets stay right whatever
     precedes the link (accents, emoji, CJK). Raises ReplyTooLong over Bluesky's limits.
     """
     builder = client_utils.TextBuilder()
-    for piece, is_url in _split_urls(text):
+    for piece, is_url in _split_urls(text, links):
         if is_url:
             builder.link(link_label(piece), piece)
         else:
@@ -745,6 +869,56 @@ def _record_view(embed: Any) -> Any:
     return None
 
 
+def _reply_refs(view: Any) -> dict[str, str]:
+    """Our reply's root and parent: the summons' own root (or the summons), and the summons."""
+    reply = view.record.reply
+    return {
+        "root_uri": reply.root.uri if reply is not None else view.uri,
+        "root_cid": reply.root.cid if reply is not None else view.cid,
+        "parent_uri": view.uri,
+        "parent_cid": view.cid,
+    }
+
+
+def _replies_to(record: Any, uri: str) -> bool:
+    return (
+        models.is_record_type(record, models.AppBskyFeedPost)
+        and record.reply is not None
+        and record.reply.parent.uri == uri
+    )
+
+
+def _summons_us(note: Any, did: str) -> bool:
+    """A `mention`, or a reply/quote whose record has a mention facet for `did`."""
+    if note.reason in SUMMONS_REASONS:
+        return True
+    return note.reason in _FACET_REASONS and did in _facet_mentions(note.record.facets)
+
+
+def _facet_mentions(facets: Any) -> set[str]:
+    return {
+        feature.did
+        for facet in facets or []
+        for feature in facet.features
+        if isinstance(feature, models.AppBskyRichtextFacet.Mention)
+    }
+
+
+def reply_record_key(summons: Summons) -> str:
+    """The record key of our reply to `summons`: the same on every attempt.
+
+    Shaped as a TID (13 base32-sortable characters, atproto_client/models/string_formats.py
+    `TID_RE`), since app.bsky.feed.post's lexicon declares `key: tid`. The timestamp part is the
+    summons' creation time to the millisecond; the sub-millisecond digits and the 10-bit clock id
+    come from a hash of the summons uri, so two summons of the same millisecond differ.
+    """
+    digest = int.from_bytes(sha256(f"{summons.platform}:{summons.id}".encode()).digest()[:8])
+    millis = int(summons.created_at.timestamp() * 1000)
+    micros = min(max(millis, 0) * 1000 + digest % 1000, (1 << 53) - 1)
+    value = (micros << 10) | ((digest >> 10) & 0x3FF)
+    return "".join(_TID_CHARS[(value >> (5 * i)) & 31] for i in reversed(range(13)))
+
+
 # --------------------------------------------------------------------- errors
 
 
@@ -764,6 +938,14 @@ def _is_auth_failure(exc: AtProtocolError) -> bool:
     if isinstance(exc, UnauthorizedError):
         return exc.response.status_code == 401 or error in _AUTH_ERRORS
     return isinstance(exc, BadRequestError) and error in _AUTH_ERRORS
+
+
+def _login_refused(exc: AtProtocolError) -> bool:
+    """createSession refused the credentials (not a rate limit, outage or network failure)."""
+    if not isinstance(exc, RequestErrorBase) or exc.response is None:
+        return False
+    error, _ = _xrpc_error(exc)
+    return exc.response.status_code in (401, 403) or error in _LOGIN_REFUSED
 
 
 def _translate(exc: AtProtocolError, endpoint: str, *, posting: bool) -> PlatformError:

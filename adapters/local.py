@@ -7,16 +7,20 @@ Outbox: one JSON line per reply, `{"reply_id", "in_reply_to", "text", "posted_at
 flushed and fsynced before `post_reply` returns, so a crash can never lose a reply that the
 runtime was told about, and reconciliation can count what is really there.
 
-A malformed inbox entry does not stop the others: it becomes a summons whose target is
-`unavailable` with the parse error as the reason, so it is recorded and skipped, not lost.
+A malformed or unreadable inbox entry does not stop the others: it becomes a summons keyed by
+its place in the inbox (`malformed:FILE` or `malformed:FILE:LINE`) whose target is
+`unavailable` with the problem as the reason, so it is recorded and skipped, not lost, and
+never takes the id of a valid summons.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,14 +30,18 @@ from pydantic import BaseModel, ValidationError
 from adapters.base import (
     FetchResult,
     MediaRef,
+    PlatformError,
     RateBudget,
     ReplyReceipt,
     SocialPost,
     Summons,
     TargetStatus,
+    storable,
 )
 
 PLATFORM = "local"
+MAX_ENTRY_BYTES = 1_000_000  # a summons is a few kB; anything this large is not one
+MAX_KEY_CHARS = 128  # requests.summons_id
 
 
 class _InboxPost(BaseModel):
@@ -64,21 +72,46 @@ class LocalAdapter:
     def fetch_summons(self, cursor: str | None) -> FetchResult:
         """Every summons in the inbox, in file/line order. The inbox is re-read whole each
         time: idempotent intake (platform + id) makes re-reading safe, and files dropped in
-        later are picked up. The cursor is the number of entries seen, for `status` only."""
-        entries = list(self._entries())
-        summons = [self._summons(where, raw) for where, raw in entries]
+        later are picked up. The cursor is the number of entries seen, for `status` only.
+
+        An entry that cannot be read (not UTF-8, not a regular file, too large) or parsed is
+        a skipped summons, never an exception: one bad file must not stop the others. Only an
+        inbox that cannot be listed at all fails the poll (as a PlatformError)."""
+        summons = [
+            self._summons(where, raw) if problem is None else _malformed(where, raw, problem)
+            for where, raw, problem in self._entries()
+        ]
         return FetchResult(summons=summons, cursor=str(len(summons)))
 
-    def _entries(self) -> list[tuple[str, str]]:
-        if not self.inbox.exists():
-            return []
-        if self.inbox.is_file():
-            lines = self.inbox.read_text(encoding="utf-8").splitlines()
-            return [(f"{self.inbox.name}:{n}", line) for n, line in enumerate(lines, 1) if line]
-        return [
-            (path.name, path.read_text(encoding="utf-8"))
-            for path in sorted(self.inbox.glob("*.json"))
-        ]
+    def _entries(self) -> list[tuple[str, str, str | None]]:
+        """(where, text, why it is unreadable or None) for each inbox entry."""
+        try:
+            if not self.inbox.exists():
+                return []
+            if self.inbox.is_file():
+                return self._lines(self.inbox.read_bytes())
+            paths = sorted(self.inbox.glob("*.json"))
+        except OSError as exc:
+            raise PlatformError(
+                f"local inbox {storable(str(self.inbox))}: {exc.strerror or exc}",
+                retryable=True,
+            ) from exc
+        return [_read_entry(path) for path in paths]
+
+    def _lines(self, data: bytes) -> list[tuple[str, str, str | None]]:
+        # bytes.splitlines splits on \n and \r only; str.splitlines would also split inside
+        # a JSON string holding U+2028 or a form feed, breaking a valid line in two.
+        entries: list[tuple[str, str, str | None]] = []
+        for n, line in enumerate(data.splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{_name(self.inbox)}:{n}"
+            if len(line) > MAX_ENTRY_BYTES:
+                entries.append((where, "", f"entry larger than {MAX_ENTRY_BYTES} bytes"))
+                continue
+            text, problem = _decode(line)
+            entries.append((where, text, problem))
+        return entries
 
     def _summons(self, where: str, raw: str) -> Summons:
         try:
@@ -112,20 +145,21 @@ class LocalAdapter:
 
     # -- replies ----------------------------------------------------------------------------
 
-    def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
+    def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
         receipt = ReplyReceipt(reply_id=f"local-{uuid.uuid4().hex[:16]}", posted_at=_now())
         line = json.dumps(
             {
                 "reply_id": receipt.reply_id,
                 "in_reply_to": summons.id,
                 "text": text,
+                "links": list(links),  # what a platform that links by facets would link
                 "posted_at": receipt.posted_at.isoformat(),
             },
             ensure_ascii=False,
         )
         self.outbox.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, self.outbox.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+            handle.write(_after_torn_line(self.outbox) + line + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         return receipt
@@ -133,21 +167,23 @@ class LocalAdapter:
     def find_reply(self, summons: Summons) -> ReplyReceipt | None:
         for entry in self.replies():
             if entry.get("in_reply_to") == summons.id:
-                return ReplyReceipt(
-                    reply_id=str(entry["reply_id"]),
-                    posted_at=datetime.fromisoformat(str(entry["posted_at"])),
-                )
+                try:
+                    posted_at = datetime.fromisoformat(str(entry.get("posted_at")))
+                except ValueError:  # our reply is there; only its time is unreadable
+                    posted_at = _now()
+                return ReplyReceipt(reply_id=str(entry["reply_id"]), posted_at=_aware(posted_at))
         return None
 
     def replies(self) -> list[dict[str, Any]]:
-        """The outbox's well-formed lines (a line torn by a crash mid-write is skipped)."""
+        """The outbox's well-formed lines (a line torn by a crash mid-write is skipped, even
+        one torn inside a multi-byte character)."""
         if not self.outbox.exists():
             return []
         out: list[dict[str, Any]] = []
-        for line in self.outbox.read_text(encoding="utf-8").splitlines():
+        for line in self.outbox.read_bytes().splitlines():
             try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
+                entry = json.loads(line.decode("utf-8"))
+            except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
                 continue
             if isinstance(entry, dict) and "in_reply_to" in entry and "reply_id" in entry:
                 out.append(entry)
@@ -179,26 +215,92 @@ def _post(data: _InboxPost) -> SocialPost:
     )
 
 
-def _malformed(where: str, raw: str, exc: ValidationError) -> Summons:
-    """A summons we cannot read is still recorded: keyed by its id if one is readable, else
-    by its place in the inbox, and skipped with the parse error as the reason."""
+def _read_entry(path: Path) -> tuple[str, str, str | None]:
+    where = _name(path)
     try:
-        loaded = json.loads(raw)
-        ident = str(loaded["id"]) if isinstance(loaded, dict) and "id" in loaded else None
-    except (json.JSONDecodeError, TypeError):
-        ident = None
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}" for err in exc.errors()
-    )
+        # A directory, FIFO or device named *.json is not a summons (and reading a FIFO
+        # would block the poll forever).
+        if not path.is_file():
+            return where, "", "not a regular file"
+        if path.stat().st_size > MAX_ENTRY_BYTES:
+            return where, "", f"file larger than {MAX_ENTRY_BYTES} bytes"
+        data = path.read_bytes()
+    except OSError as exc:
+        return where, "", f"unreadable: {exc.strerror or exc}"
+    text, problem = _decode(data)
+    return where, text, problem
+
+
+def _name(path: Path) -> str:
+    """The file name as text: bytes that are not UTF-8 shown as `\\xff`."""
+    return os.fsencode(path.name).decode("utf-8", "backslashreplace")
+
+
+def _decode(data: bytes) -> tuple[str, str | None]:
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff"), None
+    except UnicodeDecodeError as exc:
+        return "", f"not UTF-8 text (byte {exc.start}: {exc.reason})"
+
+
+def _malformed(where: str, raw: str, problem: str | ValidationError) -> Summons:
+    """A summons we cannot read is still recorded, and skipped with the reason.
+
+    It is keyed by its place in the inbox, never by an id read from it: an entry with a
+    readable id but bad fields would otherwise take that id's request row, and the valid
+    summons with the same id (fixed, or in another file) would be deduplicated away."""
+    if isinstance(problem, ValidationError):
+        problem = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
+            for err in problem.errors()
+        )
+    ident = _readable_id(raw)
+    said = f" (id {ident!r})" if ident else ""
     return Summons(
         platform=PLATFORM,
-        id=ident or f"malformed:{where}",
+        id=_malformed_key(where),
         author="",
         text="",
         created_at=_now(),
         target_status=TargetStatus.UNAVAILABLE,
-        target_reason=f"malformed summons in {where}: {problems}"[:500],
+        target_reason=storable(f"malformed summons in {where}{said}: {problem}")[:500],
     )
+
+
+def _readable_id(raw: str) -> str | None:
+    """The entry's id, for the reason only; any parse failure (deep nesting included) is
+    None."""
+    if not raw or len(raw) > MAX_ENTRY_BYTES:
+        return None
+    try:
+        loaded = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(loaded, dict) and isinstance(loaded.get("id"), str | int):
+        return storable(str(loaded["id"]))[:100]
+    return None
+
+
+def _malformed_key(where: str) -> str:
+    key = f"malformed:{where}"
+    if len(key) <= MAX_KEY_CHARS:
+        return key
+    digest = hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
+    return f"{key[: MAX_KEY_CHARS - 17]}~{digest}"
+
+
+def _after_torn_line(path: Path) -> str:
+    """A newline when the outbox ends in a line torn by a crash, so the next reply starts
+    a line of its own instead of being glued to (and lost with) the torn one."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return ""
+            handle.seek(-1, os.SEEK_END)
+            return "" if handle.read(1) == b"\n" else "\n"
+    except FileNotFoundError:
+        return ""
 
 
 def _aware(value: datetime) -> datetime:

@@ -9,13 +9,23 @@ What the platform allows shapes this module:
   skipped and a warning is logged, because the stored `since_id` cannot express a gap.
 * Replies go to the mention itself, never to the post it answers: since 2026-02-23 self-serve
   apps may reply only to posts whose author mentioned (or quoted) the bot.
+* Only typed mentions are summons. In a thread, X prefixes a reply with the handles of the
+  thread's participants (ours included, under one of our replies); `display_text_range` marks
+  where the text the author typed begins, and a mention of the bot counts only when it starts
+  there or later (X API v2 OpenAPI spec: Tweet.display_text_range, entities.mentions[].start).
 * Rate limits are never slept on here: a 429 becomes `RateLimited` with the platform's reset
   time and the runtime schedules around it. `wait_on_rate_limit` stays off because tweepy would
   retry without bound and does nothing for 5xx. Server errors (5xx) and dropped connections are
   retried a few times with a short backoff.
-* Reads use the app's bearer token (app-only auth works for mentions, timelines and user
-  lookup, and its per-app limits are the larger ones); only the reply is posted in OAuth 1.0a
-  user context, as the bot.
+* Every call is made in OAuth 1.0a user context, as the bot (`user_auth=True`): reads of the
+  bot's own mentions and timeline are then "owned reads", billed at the lower rate when the bot
+  account owns the developer app. The bearer token is not used.
+* 403 refusals are told apart: "duplicate content" is `DuplicateReply` (no proof that our reply
+  exists); the reply rule and reply settings refusals end that one request (`ReplyForbidden`);
+  anything else (token without write permission, app outside a Project, access level) is
+  `AccessDenied`: posting stops (`posting_halted`) without burning the queue.
+* `find_reply` reads at most `FIND_REPLY_PAGES` pages of the bot's timeline, and reads nothing
+  when this process saw X refuse the last attempt to post that reply (nothing was created).
 * The API exposes no "automated account" flag on users (the user object has `verified_type`,
   `affiliation`, `subscription_type`, none of which marks bots), so other bots are recognised
   only through the configured `known_bots` handles or ids.
@@ -28,7 +38,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -40,6 +50,7 @@ from pydantic import BaseModel, Field, ValidationError
 from requests.adapters import HTTPAdapter
 
 from adapters.base import (
+    AccessDenied,
     DuplicateReply,
     FetchResult,
     MediaRef,
@@ -71,6 +82,7 @@ MENTION_EXPANSIONS = [
 ]
 TWEET_FIELDS = [
     "created_at",
+    "display_text_range",
     "author_id",
     "conversation_id",
     "in_reply_to_user_id",
@@ -82,6 +94,30 @@ TWEET_FIELDS = [
     "withheld",
 ]
 MEDIA_FIELDS = ["url", "preview_image_url", "alt_text", "type"]
+FIND_REPLY_PAGES = 2
+# Refusals of one reply (X API v2 POST /2/tweets 403 details): the reply rule of 2026-02-23
+# ("you have not been mentioned or otherwise engaged by the author"), reply settings, and a
+# parent that is gone or hidden from us. They end that request; no other 403 does.
+_REPLY_REFUSALS = (
+    "reply to this conversation is not allowed",
+    "not been mentioned or otherwise engaged",
+    "deleted or not visible to you",
+    "reply_settings",
+    "reply settings",
+)
+# Problem types / words of permission and enrolment errors (the API's `type`, `reason`,
+# `required_enrollment`, `title`/`detail`; v1.1-style code 453 for the access level).
+_ACCESS_MARKERS = (
+    "client-forbidden",
+    "client-not-enrolled",
+    "oauth1-permissions",
+    "unsupported-authentication",
+    "attached to a project",
+    "oauth1 app permissions",
+    "appropriate level of api access",
+    "subset of x api",
+    "subset of twitter api",
+)
 # Nothing in the v2 user object identifies automated accounts, so only the handle is asked for.
 USER_FIELDS = ["username"]
 TIMELINE_EXPANSIONS = [
@@ -145,8 +181,16 @@ class _UrlEntity(_Model):
     media_key: str | None = None
 
 
+class _Mention(_Model):
+    start: int
+    end: int
+    username: str = ""
+    id: str | None = None
+
+
 class _Entities(_Model):
     urls: list[_UrlEntity] = Field(default_factory=list)
+    mentions: list[_Mention] = Field(default_factory=list)
 
 
 class _NoteTweet(_Model):
@@ -173,6 +217,7 @@ class _Tweet(_Model):
     text: str = ""
     author_id: str | None = None
     created_at: datetime | None = None
+    display_text_range: list[int] | None = None
     conversation_id: str | None = None
     in_reply_to_user_id: str | None = None
     referenced_tweets: list[_Reference] = Field(default_factory=list)
@@ -399,6 +444,9 @@ class XAdapter:
         self._sleep = sleep
         self._backoff_s = backoff_s
         self._known_bots = {b.lstrip("@").lower() for b in known_bots}
+        self._posting_halted: str | None = None
+        # Summons whose last post attempt in this process X refused (nothing was created).
+        self._refused: set[str] = set()
         self._budgets: dict[str, RateBudget] = {}
         self._lock = threading.Lock()
         session: requests.Session = self._client.session
@@ -413,6 +461,7 @@ class XAdapter:
         pages = tweepy.Paginator(
             self._client.get_users_mentions,
             bot_id,
+            user_auth=True,
             since_id=cursor,
             max_results=self._max_results,
             expansions=MENTION_EXPANSIONS,
@@ -427,7 +476,11 @@ class XAdapter:
         for page in self._pages(pages, "mentions"):
             if newest is None:
                 newest = page.meta.newest_id
-            summons.extend(self._summons(tweet, page) for tweet in page.data)
+            for tweet in page.data:
+                if self._typed_mention(tweet):
+                    summons.append(self._summons(tweet, page))
+                else:
+                    log.info("X mention %s: our handle is only in the reply prefix", tweet.id)
             last = page
         if last is not None and last.meta.next_token:
             log.warning(
@@ -436,21 +489,40 @@ class XAdapter:
                 cursor,
             )
         if not summons:
-            return FetchResult(summons=[], cursor=None)
+            return FetchResult(summons=[], cursor=newest)
         summons.sort(key=lambda s: int(s.id))
         return FetchResult(summons=summons, cursor=newest or summons[-1].id)
 
-    def post_reply(self, summons: Summons, text: str) -> ReplyReceipt:
-        """Reply to the mention itself: X lets self-serve apps answer only who summoned them."""
+    def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
+        """Reply to the mention itself: X lets self-serve apps answer only who summoned them.
+
+        X links URLs in the text itself (the guard finds every URL twitter-text would link),
+        so `links` changes nothing here."""
         if summons.platform != self.name:
             raise ValueError(f"summons from {summons.platform!r} given to the X adapter")
-        result = self._call(
-            "POST /2/tweets",
-            lambda: self._client.create_tweet(
-                text=text, in_reply_to_tweet_id=summons.id, user_auth=True
-            ),
-            replying=True,
-        )
+        if self._posting_halted is not None:
+            raise AccessDenied(f"X posting stopped: {self._posting_halted}", status=403)
+        try:
+            result = self._call(
+                "POST /2/tweets",
+                lambda: self._client.create_tweet(
+                    text=text, in_reply_to_tweet_id=summons.id, user_auth=True
+                ),
+                replying=True,
+            )
+        except (RateLimited, ReplyForbidden, AccessDenied) as exc:
+            self._refused.add(summons.id)  # X answered, and created nothing
+            if isinstance(exc, AccessDenied):
+                self._posting_halted = str(exc)
+                log.error("X posting stopped until restart: %s", exc)
+            raise
+        except PlatformError as exc:
+            # A duplicate, a 5xx or a dropped connection: the post may exist.
+            self._refused.discard(summons.id)
+            if exc.status is not None and 400 <= exc.status < 500 and exc.status != 403:
+                self._refused.add(summons.id)
+            raise
+        self._refused.discard(summons.id)
         created = _parse(_CreateResult, result, "POST /2/tweets").data
         return self._receipt(created.id, None)
 
@@ -460,15 +532,19 @@ class XAdapter:
         The bot's timeline (GET /2/users/:id/tweets) rather than search/recent: search needs a
         Basic or higher tier and sees only seven days, while the timeline is open to every tier
         and reaches the last 3,200 posts. Replies are always newer than the mention, so
-        `since_id` bounds the walk.
+        `since_id` bounds the walk; at most `FIND_REPLY_PAGES` pages are read (each read is
+        billed). Nothing is read when this process saw X refuse the last attempt to post it.
         """
+        if summons.id in self._refused:
+            return None
         pages = tweepy.Paginator(
             self._client.get_users_tweets,
             self._creds.bot_user_id,
+            user_auth=True,
             since_id=summons.id,
             max_results=self._max_results,
             tweet_fields=["created_at", "referenced_tweets"],
-            limit=self._max_pages,
+            limit=FIND_REPLY_PAGES,
         )
         for page in self._pages(pages, "bot timeline"):
             for tweet in page.data:
@@ -487,7 +563,7 @@ class XAdapter:
             _UserLookup,
             self._call(
                 "GET /2/users/by/username/:username",
-                lambda: self._client.get_user(username=username),
+                lambda: self._client.get_user(username=username, user_auth=True),
             ),
             "user lookup",
         )
@@ -497,6 +573,7 @@ class XAdapter:
         pages = tweepy.Paginator(
             self._client.get_users_tweets,
             lookup.data.id,
+            user_auth=True,
             start_time=since,
             exclude=["retweets"],
             max_results=min(100, max(5, limit)),
@@ -513,6 +590,11 @@ class XAdapter:
                 if len(posts) >= limit:
                     return posts
         return posts
+
+    @property
+    def posting_halted(self) -> str | None:
+        """Why posting has stopped (a permission or enrolment refusal), or None."""
+        return self._posting_halted
 
     def budgets(self) -> list[RateBudget]:
         with self._lock:
@@ -554,13 +636,21 @@ class XAdapter:
                 raise RateLimited(f"X {what}: rate limited until {reset}", reset_at=reset) from exc
             except tweepy.Forbidden as exc:
                 message = _describe(exc)
+                problem = _problem_text(exc)
+                if any(marker in problem for marker in _ACCESS_MARKERS):
+                    raise AccessDenied(
+                        f"X {what}: the app or token may not do this: {message}", status=403
+                    ) from exc
                 if not replying:
                     raise PlatformError(
                         f"X {what}: {message}", retryable=False, status=403
                     ) from exc
-                if "duplicate content" in message.lower():
+                if "duplicate content" in problem:
                     raise DuplicateReply(f"X {what}: {message}") from exc
-                raise ReplyForbidden(f"X {what}: {message}", status=403) from exc
+                if any(refusal in problem for refusal in _REPLY_REFUSALS):
+                    raise ReplyForbidden(f"X {what}: {message}", status=403) from exc
+                # Not a refusal of this reply: stop posting and let an operator look.
+                raise AccessDenied(f"X {what}: unexplained refusal: {message}", status=403) from exc
             except tweepy.HTTPException as exc:
                 raise PlatformError(
                     f"X {what}: {_describe(exc)}", retryable=False, status=_status(exc)
@@ -588,6 +678,33 @@ class XAdapter:
             url=PERMALINK.format(username=self._creds.bot_username, id=tweet_id),
             posted_at=created_at or _snowflake_time(tweet_id),
         )
+
+    def _typed_mention(self, tweet: _Tweet) -> bool:
+        """Whether the author typed a mention of the bot, not only X's reply prefix.
+
+        Offsets of `entities.mentions` and `display_text_range` are in the same units of
+        `text`; the prefix is handles and spaces, so it reads the same in any unit. A long post's
+        `note_tweet` has its own entities, offset by the prefix only if its text repeats it.
+        """
+        if not tweet.display_text_range:
+            return True  # the API did not say where the typed text starts: keep the summons
+        typed_from = tweet.display_text_range[0]
+        offsets: list[tuple[_Entities | None, int]] = [(tweet.entities, typed_from)]
+        if tweet.note_tweet is not None:
+            prefix = tweet.text[:typed_from]
+            note_from = typed_from if tweet.note_tweet.text.startswith(prefix) else 0
+            offsets.append((tweet.note_tweet.entities, note_from))
+        ours = [
+            (mention, first)
+            for entities, first in offsets
+            if entities is not None
+            for mention in entities.mentions
+            if mention.id == self._creds.bot_user_id
+            or mention.username.lower() == self._creds.bot_username.lower()
+        ]
+        if not ours:
+            return True  # the entities do not show our handle at all: nothing to judge by
+        return any(mention.start >= first for mention, first in ours)
 
     def _is_bot(self, user_id: str | None, username: str) -> bool:
         if user_id is not None and user_id == self._creds.bot_user_id:
@@ -729,6 +846,22 @@ def _media(tweet: _Tweet, includes: _Includes) -> list[MediaRef]:
 
 def _snowflake_time(tweet_id: str) -> datetime:
     return datetime.fromtimestamp(((int(tweet_id) >> 22) + _TWITTER_EPOCH_MS) / 1000, UTC)
+
+
+def _problem_text(exc: tweepy.HTTPException) -> str:
+    """The error body's words that say why (type, title, detail, reason, codes), lower-cased."""
+    parts = [str(exc)]
+    try:
+        body = exc.response.json()
+    except (ValueError, AttributeError):
+        body = None
+    if isinstance(body, dict):
+        parts += [str(body.get(k, "")) for k in ("type", "title", "detail", "reason")]
+        parts.append(str(body.get("required_enrollment", "")))
+    parts += [str(e) for e in exc.api_errors]
+    if 453 in exc.api_codes:
+        parts.append("appropriate level of api access")
+    return " ".join(parts).lower()
 
 
 def _status(exc: Exception) -> int | None:

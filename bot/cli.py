@@ -146,7 +146,17 @@ def main() -> None:
     # Models are loaded from local packages only; never let a library reach for a hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    app()
+    try:
+        app()
+    except Exception as exc:
+        # Any command (review, users, report...) that meets another process's lock past the
+        # busy timeout: one line and "try again later", not a traceback.
+        from storage.db import DatabaseBusy, is_lock_error
+
+        if not (isinstance(exc, DatabaseBusy) or is_lock_error(exc)):
+            raise
+        typer.echo("factnote: the database is locked by another process; try again later", err=True)
+        raise SystemExit(75) from None
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -59,6 +59,36 @@ class LocalAdapterConfig(AdapterConfig):
 
 class BlueskyAdapterConfig(AdapterConfig):
     session_path: str = "data/bluesky.session"
+    # Notifications sort by min(createdAt, indexedAt): each poll reads this far behind its cursor.
+    notification_overlap_s: float = Field(default=600.0, ge=0)
+
+
+# The least time between two X mention reads per plan: pay-per-use bills each read (one a
+# minute is plenty); the legacy Free plan allows one mentions request per 15 minutes.
+X_PLAN_MIN_POLL_S = {"pay-per-use": 60.0, "free": 900.0}
+
+
+class XAdapterConfig(AdapterConfig):
+    plan: Literal["pay-per-use", "free"] = "pay-per-use"
+    # Unset: the plan's minimum. Lower than that is refused.
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plan_default_interval(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("poll_interval_s") is None:
+            plan = data.get("plan", "pay-per-use")
+            data = {**data, "poll_interval_s": X_PLAN_MIN_POLL_S.get(plan, 60.0)}
+        return data
+
+    @model_validator(mode="after")
+    def _plan_floor(self) -> XAdapterConfig:
+        floor = X_PLAN_MIN_POLL_S[self.plan]
+        if self.poll_interval_s < floor:
+            raise ValueError(
+                f"x.poll_interval_s is {self.poll_interval_s:g} s; the {self.plan} plan needs "
+                f"at least {floor:g} s between mention reads"
+            )
+        return self
 
 
 class RuntimeConfig(BaseModel):
@@ -73,6 +103,26 @@ class RuntimeConfig(BaseModel):
     known_bots: list[str] = Field(default_factory=list)
     maintenance_interval_s: float = 30.0
     timeline_interval_s: float = 3600.0  # authority timelines pulled this often
+    # A database locked by another process past the busy timeout: runs of a step before
+    # giving up (one line, no traceback), waiting db_lock_backoff_s doubled between them.
+    db_lock_attempts: int = Field(default=5, ge=1)
+    db_lock_backoff_s: float = Field(default=1.0, ge=0)
+
+
+class WebConfig(BaseModel):
+    """The review app (`factnote serve`). Its secrets come from the environment only:
+    FACTNOTE_WEB__SECRET (or FACTNOTE_WEB_SECRET) and FACTNOTE_WEB__METRICS_TOKEN."""
+
+    secret: SecretStr | None = None  # signs session cookies; unset: random per process
+    secure_cookies: bool | None = None  # Secure flag; unset: when the request came over HTTPS
+    # Reverse proxies (IPs or networks) whose X-Forwarded-For/-Proto are believed; none: ignored.
+    trusted_proxies: list[str] = Field(default_factory=list)
+    metrics_token: SecretStr | None = None  # bearer token for /metrics; unset: loopback only
+    login_max_failures: int = Field(default=5, ge=1)  # per account name, within the window
+    login_address_max_failures: int = Field(default=20, ge=1)  # per client address
+    login_window_s: float = Field(default=900.0, gt=0)
+    login_lockout_s: float = Field(default=300.0, gt=0)  # first lockout; doubled each time
+    login_lockout_max_s: float = Field(default=3600.0, gt=0)
 
 
 class Settings(BaseSettings):
@@ -84,6 +134,7 @@ class Settings(BaseSettings):
     )
 
     database_url: str = "sqlite:///data/factnote.db"
+    database_busy_timeout_s: float = Field(default=30.0, gt=0)  # SQLite waits this for a lock
     data_dir: str = "data"
     index_path: str = "data/index.sqlite"
     mode: Mode = "dry-run"
@@ -120,8 +171,16 @@ class Settings(BaseSettings):
     )
 
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
-    x: AdapterConfig = Field(default_factory=AdapterConfig)
+    x: XAdapterConfig = Field(default_factory=XAdapterConfig)
     bluesky: BlueskyAdapterConfig = Field(default_factory=BlueskyAdapterConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
+    web_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("FACTNOTE_WEB_SECRET", "web_secret")
+    )
+    web_secure_cookies: bool | None = Field(
+        default=None,
+        validation_alias=AliasChoices("FACTNOTE_WEB_SECURE_COOKIES", "web_secure_cookies"),
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -162,6 +221,15 @@ class Settings(BaseSettings):
     def adapter_mode(self, adapter: str) -> Mode:
         section = {"local": self.local, "x": self.x, "bluesky": self.bluesky}.get(adapter)
         return section.mode if section is not None and section.mode else self.mode
+
+    def web_config(self) -> WebConfig:
+        """The review app's settings, flat FACTNOTE_WEB_SECRET/_SECURE_COOKIES applied."""
+        web = self.web.model_copy()
+        if self.web_secret:
+            web.secret = self.web_secret
+        if self.web_secure_cookies is not None:
+            web.secure_cookies = self.web_secure_cookies
+        return web
 
     @property
     def inbox(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 from adapters.base import SocialPost, Summons, TargetStatus
 from pipeline.records import Image, Platform, Post
@@ -52,8 +53,13 @@ def strip_mentions(text: str) -> str:
 
 
 def command_word(text: str) -> str:
-    """The summons' text without mentions and punctuation, lower-case: "stop", "start", ..."""
-    return re.sub(r"[^\w ]", "", strip_mentions(text)).strip().lower()
+    """The summons' text without mentions and punctuation, case-folded: "stop", "start", ...
+
+    Read as the person typed it to be read: NFKC (full-width "ＳＴＯＰ"), hidden characters and
+    punctuation dropped ("st<U+200B>op!"), runs of spaces as one ("opt   out"). An opt-out the
+    user can see on screen must count, however the keyboard or app encoded it."""
+    folded = strip_mentions(unicodedata.normalize("NFKC", text)).casefold()
+    return " ".join(re.sub(r"[^\w\s]", "", folded).split())
 
 
 def claim_key(text: str) -> str:

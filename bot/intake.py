@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from adapters.base import Adapter, PlatformError, RateLimited, Summons, jsonable
+from adapters.base import (
+    Adapter,
+    PlatformError,
+    RateBudget,
+    RateLimited,
+    Summons,
+    TargetStatus,
+    jsonable,
+    storable,
+)
 from bot.convert import claim_key
 from pipeline.records import utcnow
-from storage.db import Database
+from storage.db import Database, is_lock_error
 from storage.models import Cursor, RateBudgetRow, Request, RequestState
 
 log = logging.getLogger(__name__)
@@ -30,6 +41,10 @@ class PollResult:
 
 
 def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
+    """One poll. A failed fetch is recorded on the adapter's cursor (status and metrics show
+    it) instead of raised; a summons that cannot be stored becomes a skipped request with the
+    reason, and the others are stored. Only a database lock error is raised (the caller
+    retries the poll: nothing was committed)."""
     result = PollResult(adapter=adapter.name)
     with db.session() as session:
         cursor_row = session.get(Cursor, adapter.name)
@@ -40,16 +55,35 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
         cursor = cursor_row.cursor if cursor_row else None
     try:
         fetched = adapter.fetch_summons(cursor)
-    except PlatformError as exc:
-        _record_poll_error(db, adapter.name, exc)
-        result.error = f"{type(exc).__name__}: {exc}"
-        log.warning("poll %s failed: %s", adapter.name, result.error)
+    except Exception as exc:  # an adapter's bug must not stop the bot or hide from status
+        result.error = storable(f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, PlatformError):
+            log.warning("poll %s failed: %s", adapter.name, result.error)
+        else:
+            log.exception("poll %s failed", adapter.name)
+        reset_at = exc.reset_at if isinstance(exc, RateLimited) else None
+        _record_poll_error(db, adapter.name, result.error, reset_at)
         return result
+    try:
+        budgets = adapter.budgets()
+    except Exception:  # rate-limit figures are for status only: never worth the summons
+        log.exception("poll %s: reading rate-limit budgets failed", adapter.name)
+        budgets = []
+    unstored: list[str] = []
     with db.transaction() as session:
         for summons in fetched.summons:
             result.seen += 1
-            if _store(session, summons, mode):
-                result.new += 1
+            try:
+                if _store(session, summons, mode):
+                    result.new += 1
+            except Exception as exc:
+                if is_lock_error(exc):
+                    raise
+                log.exception("poll %s: summons %r could not be stored", adapter.name, summons.id)
+                if _store_unstorable(session, summons, mode, exc):
+                    result.new += 1
+                else:
+                    unstored.append(storable(summons.id))
         row = session.get(Cursor, adapter.name) or Cursor(adapter=adapter.name)
         if fetched.cursor is not None:
             row.cursor = fetched.cursor
@@ -57,7 +91,10 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
         row.last_poll_count = result.new
         row.next_poll_at = None
         session.add(row)
-        _store_budgets(session, adapter)
+        _store_budgets(session, adapter.name, budgets)
+    if unstored:
+        result.error = f"{len(unstored)} summons could not be stored: {', '.join(unstored)}"
+        _record_poll_error(db, adapter.name, result.error, None)
     return result
 
 
@@ -69,40 +106,90 @@ def _store(session: Session, summons: Summons, mode: str) -> bool:
     ).first()
     if exists is not None:
         return False
+    target_key = claim_key(summons.target.text) if summons.target else None
     # A savepoint, so a concurrent intake that inserted the same summons first only undoes
     # this one row.
-    with session.begin_nested():
-        session.add(
-            Request(
-                platform=summons.platform,
-                summons_id=summons.id,
-                requester=summons.author,
-                summons=jsonable(summons),
-                target=jsonable(summons.target) if summons.target else None,
-                state=RequestState.RECEIVED.value,
-                mode=mode,
-                target_key=claim_key(summons.target.text) if summons.target else None,
+    try:
+        with session.begin_nested():
+            session.add(
+                Request(
+                    platform=summons.platform,
+                    summons_id=summons.id,
+                    requester=summons.author,
+                    summons=jsonable(summons),
+                    target=jsonable(summons.target) if summons.target else None,
+                    state=RequestState.RECEIVED.value,
+                    mode=mode,
+                    target_key=target_key,
+                )
             )
-        )
+    except IntegrityError:
+        return False
     return True
 
 
-def _record_poll_error(db: Database, adapter: str, exc: PlatformError) -> None:
+def _store_unstorable(session: Session, summons: Summons, mode: str, exc: Exception) -> bool:
+    """Record a summons the database refused (text it cannot encode, say) as a skipped
+    request with the reason, keyed by its id made storable, so it is seen and not retried.
+    False when even that fails."""
+    key = storable(summons.id)[:128]
+    reason = storable(f"could not store the summons: {type(exc).__name__}: {exc}")[:1000]
+    try:
+        if session.scalars(
+            select(Request.id).where(
+                Request.platform == summons.platform, Request.summons_id == key
+            )
+        ).first():
+            return False
+        with session.begin_nested():
+            session.add(
+                Request(
+                    platform=summons.platform,
+                    summons_id=key,
+                    requester=storable(summons.author)[:256],
+                    summons=jsonable(
+                        Summons(
+                            platform=summons.platform,
+                            id=key,
+                            author=storable(summons.author),
+                            text=storable(summons.text),
+                            created_at=summons.created_at,
+                            target_status=TargetStatus.UNAVAILABLE,
+                            target_reason=reason,
+                        )
+                    ),
+                    state=RequestState.SKIPPED.value,
+                    mode=mode,
+                    reason=reason,
+                )
+            )
+    except Exception as again:
+        if is_lock_error(again):
+            raise
+        log.exception("poll: summons %r could not be recorded as skipped either", key)
+        return False
+    return True
+
+
+def _record_poll_error(db: Database, adapter: str, error: str, reset_at: datetime | None) -> None:
     with db.transaction() as session:
         row = session.get(Cursor, adapter) or Cursor(adapter=adapter)
-        row.last_error = f"{type(exc).__name__}: {exc}"[:1000]
-        row.last_error_at = utcnow()
-        row.last_poll_at = utcnow()
-        if isinstance(exc, RateLimited) and exc.reset_at is not None:
+        # One timestamp for both: the metrics call a poll failing when its error is not
+        # older than the poll.
+        now = utcnow()
+        row.last_error = error[:1000]
+        row.last_error_at = now
+        row.last_poll_at = now
+        if reset_at is not None:
             # Scheduled around the reset time instead of sleeping inside the job.
-            row.next_poll_at = exc.reset_at
+            row.next_poll_at = reset_at
         session.add(row)
 
 
-def _store_budgets(session: Session, adapter: Adapter) -> None:
-    for budget in adapter.budgets():
-        row = session.get(RateBudgetRow, (adapter.name, budget.endpoint)) or RateBudgetRow(
-            adapter=adapter.name, endpoint=budget.endpoint
+def _store_budgets(session: Session, adapter: str, budgets: list[RateBudget]) -> None:
+    for budget in budgets:
+        row = session.get(RateBudgetRow, (adapter, budget.endpoint)) or RateBudgetRow(
+            adapter=adapter, endpoint=budget.endpoint
         )
         row.limit = budget.limit
         row.remaining = budget.remaining

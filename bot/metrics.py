@@ -22,6 +22,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
+from bot.summary import poll_failing
 from storage.db import Database
 from storage.models import (
     Cursor,
@@ -165,12 +166,7 @@ class DatabaseCollector(Collector):
             labels=["adapter"],
         )
         for row in session.scalars(select(Cursor).order_by(Cursor.adapter)):
-            failed = (
-                row.last_error_at is not None
-                and row.last_poll_at is not None
-                and row.last_error_at >= row.last_poll_at
-            )
-            failing.add_metric([row.adapter], 1.0 if failed else 0.0)
+            failing.add_metric([row.adapter], 1.0 if poll_failing(row) else 0.0)
             if row.last_error_at is not None:
                 last_error.add_metric([row.adapter], row.last_error_at.timestamp())
         yield failing

@@ -4,7 +4,9 @@ The reply text is committed (state `posting`) before the platform call; the plat
 after it. Each attempt is claimed in its own commit (post_attempts + 1, with a lease), so two
 workers never post the same request, and an attempt that finds earlier attempts first asks the
 platform whether our reply already landed (a crash may have come between the call and the
-commit). Rate limits are scheduled around, never slept through.
+commit); so does the first attempt on a summons older than this database's records (the
+database may be new, its predecessor deleted). Rate limits are scheduled around, never slept
+through.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 
 from adapters.base import (
+    AccessDenied,
     Adapter,
     DuplicateReply,
     PlatformError,
@@ -24,9 +27,10 @@ from adapters.base import (
     Summons,
 )
 from bot.config import RuntimeConfig
+from pipeline import guard
 from pipeline.records import utcnow
-from storage.db import Database
-from storage.models import Request, RequestState
+from storage.db import Database, DatabaseBusy, is_lock_error, retry_when_locked
+from storage.models import DecisionRow, Request, RequestState
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +56,18 @@ def post_due(db: Database, adapters: dict[str, Adapter], cfg: RuntimeConfig) -> 
     posted = 0
     for request_id in due_posts(db):
         adapter = adapters.get(_platform_of(db, request_id))
-        if adapter is not None and post_one(db, adapter, request_id, cfg):
-            posted += 1
+        try:
+            if adapter is not None and post_one(db, adapter, request_id, cfg):
+                posted += 1
+        except Exception as exc:
+            # One request that cannot be posted (a bug, a row the code cannot read) must not
+            # hold up every later one; a lock is the caller's to retry. It stays in
+            # `posting` (its reply may have gone out) and is tried again after a lease,
+            # which asks the platform first.
+            if is_lock_error(exc) or isinstance(exc, DatabaseBusy):
+                raise
+            log.exception("request %s: posting failed", request_id)
+            _set_aside(db, request_id, f"internal error: {exc!r}")
     return posted
 
 
@@ -71,16 +85,30 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
         return False
     summons, text, attempt = claimed
     try:
-        if attempt > 1:
+        if attempt > 1 or _older_than_our_records(db, summons):
             receipt = adapter.find_reply(summons)
             if receipt is not None:
                 _mark_posted(db, request_id, receipt, "reconciled: reply found on the platform")
                 return True
-        receipt = adapter.post_reply(summons, text)
+        receipt = adapter.post_reply(summons, text, _approved_links(db, request_id, text))
     except DuplicateReply as exc:
+        # A duplicate refusal is no proof of posting (the same text may have gone to someone
+        # else): posted only with a receipt, and the same text is never sent again.
         found = _safe_find(adapter, summons)
+        if found is None:
+            _fail(db, request_id, f"duplicate text, reply not found: {exc}")
+            return False
         _mark_posted(db, request_id, found, f"platform reports a duplicate: {exc}")
         return True
+    except AccessDenied as exc:
+        # The account or app may not post at all: alert, keep the request, burn no attempt.
+        log.error("request %s: %s cannot post: %s", request_id, adapter.name, exc)
+        _retry_later(db, request_id, exc, utcnow() + timedelta(minutes=15))
+        with db.transaction() as session:
+            request = session.get(Request, request_id)
+            if request is not None and request.post_attempts > 0:
+                request.post_attempts -= 1
+        return False
     except RateLimited as exc:
         _retry_later(db, request_id, exc, exc.reset_at or utcnow() + timedelta(minutes=15))
         return False
@@ -94,8 +122,60 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
             delay = cfg.retry_backoff_s * 2 ** (attempt - 1)
             _retry_later(db, request_id, exc, utcnow() + timedelta(seconds=delay))
         return False
-    _mark_posted(db, request_id, receipt, "")
+    # The reply is out: recording it must not be lost to another process's lock.
+    retry_when_locked(
+        lambda: _mark_posted(db, request_id, receipt, ""),
+        what=f"request {request_id}: recording the posted reply",
+        attempts=cfg.db_lock_attempts,
+        backoff_s=cfg.db_lock_backoff_s,
+    )
     return True
+
+
+# How far a platform's clock may run ahead of ours.
+CLOCK_SKEW = timedelta(minutes=10)
+
+
+def _older_than_our_records(db: Database, summons: Summons) -> bool:
+    """Whether the summons predates everything this database has taken in from its platform,
+    so it may have been answered under a database that is gone (`rm factnote.db`): then the
+    first attempt, too, asks the platform whether our reply exists before posting.
+
+    Why not "created before this process started": a restart loses no memory (every attempt
+    is committed before the platform call, and later attempts already look), while cron runs
+    of `factnote run --once` would then look before every post, paying an X timeline read
+    each time. The database's first intake is the horizon of what it can know: a summons
+    made after it has all its attempts recorded here, so only the backlog a new database
+    starts with is looked up (once each). Not covered: a database restored from an older
+    backup (its horizon is old); there X's duplicate-text refusal is the last guard."""
+    with db.session() as session:
+        horizon = session.scalars(
+            select(Request.created_at)
+            .where(Request.platform == summons.platform)
+            .order_by(Request.id)
+            .limit(1)
+        ).first()
+    return horizon is None or summons.created_at < horizon + CLOCK_SKEW
+
+
+def _approved_links(db: Database, request_id: int, text: str) -> list[str]:
+    """The URLs of `text` (what is about to be posted) that pass the guard's URL rules against
+    the request's latest decision (its evidence pages and the URLs the guard approved in its
+    draft): the only strings an adapter may turn into links.
+
+    Read from the text itself, so a moderator's edit (which the guard checked against the same
+    evidence) links what it cites, and nothing else can become a link."""
+    with db.session() as session:
+        decision = session.scalars(
+            select(DecisionRow)
+            .where(DecisionRow.request_id == request_id)
+            .order_by(DecisionRow.id.desc())
+            .limit(1)
+        ).first()
+        if decision is None:
+            return []
+        allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls or []]
+    return guard.approved_urls(guard.find_urls(text), allowed)
 
 
 def _claim(db: Database, request_id: int) -> tuple[Summons, str, int] | None:
@@ -147,6 +227,14 @@ def _retry_later(db: Database, request_id: int, exc: PlatformError, when: dateti
         request.next_attempt_at = when
         request.last_error = f"{type(exc).__name__}: {exc}"[:1000]
     log.warning("request %s: posting deferred: %s", request_id, exc)
+
+
+def _set_aside(db: Database, request_id: int, error: str) -> None:
+    with db.transaction() as session:
+        request = session.get(Request, request_id)
+        if request is not None and request.state == RequestState.POSTING.value:
+            request.next_attempt_at = utcnow() + LEASE
+            request.last_error = error[:1000]
 
 
 def _fail(db: Database, request_id: int, reason: str) -> None:

@@ -10,7 +10,7 @@ from bot.config import Settings
 from bot.overrides import apply_overrides
 from pipeline.check import Checker
 from pipeline.toolkit import Toolkit
-from storage.db import Database
+from storage.db import Database, retry_when_locked
 from storage.repositories import SqlDocumentStore
 
 
@@ -24,7 +24,14 @@ class Runtime:
 
 @contextmanager
 def open_runtime(settings: Settings, *, kit: Toolkit | None = None) -> Iterator[Runtime]:
-    db = Database(settings.database_url)
+    runtime = settings.runtime
+    # Opening migrates the schema, which waits for the write lock like any other step.
+    db = retry_when_locked(
+        lambda: Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s),
+        what="opening the database",
+        attempts=runtime.db_lock_attempts,
+        backoff_s=runtime.db_lock_backoff_s,
+    )
     settings = apply_overrides(settings, db)
     kit = kit or Toolkit.build(
         settings.pipeline(), index_path=settings.index_path, store=SqlDocumentStore(db)

@@ -3,6 +3,12 @@
 `run_once` does one poll of every adapter and drains the queue (for cron and tests);
 `run_forever` schedules the same steps with APScheduler until SIGINT/SIGTERM, then stops taking
 work, lets requests in flight finish their transactions, and exits.
+
+Every step rides out a database locked by another process past the busy timeout: it is run
+again after a backoff, and when the lock outlasts `runtime.db_lock_attempts` runs, `run_once`
+raises `DatabaseBusy` (reported in one line by the command) and `run_forever` logs a warning
+and leaves the step to its next turn. Steps are safe to run again: each commits in small
+idempotent transactions, and a lock error rolls back only the one it hit.
 """
 
 from __future__ import annotations
@@ -10,8 +16,12 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
 from types import FrameType
+from typing import TypeVar
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -25,8 +35,10 @@ from bot.timelines import PullReport, pull_timelines
 from bot.triage import triage_pending
 from bot.worker import Worker
 from pipeline.records import utcnow
+from storage.db import DatabaseBusy, retry_when_locked
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def build_adapters(settings: Settings) -> dict[str, Adapter]:
@@ -48,6 +60,7 @@ def build_adapters(settings: Settings) -> dict[str, Adapter]:
             BlueskyCredentials.from_env(),
             session_path=settings.bluesky.session_path,
             known_bots=settings.runtime.known_bots,
+            overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),
         )
     return adapters
 
@@ -81,33 +94,67 @@ class Bot:
     def start(self) -> None:
         """Before taking new work: requeue what a dead process left half-done, and settle
         replies that may have been posted just before a crash."""
-        requeued = self.worker.recover()
+        requeued = self._step("requeuing unfinished requests", self.worker.recover)
         if requeued:
             log.info("requeued %d request(s) left in processing", requeued)
-        post_due(self.db, self.adapters, self.settings.runtime)
+        self._step(
+            "settling replies", lambda: post_due(self.db, self.adapters, self.settings.runtime)
+        )
 
     def poll_adapter(self, name: str) -> PollResult:
         """One scheduled poll: new summons become requests, then are triaged."""
-        result = poll(self.adapters[name], self.db, self.settings.adapter_mode(name))
-        triage_pending(self.db, self.settings.runtime, self.bot_handles())
+        result = self._step(f"polling {name}", lambda: self._poll(name))
+        self._triage()
         return result
+
+    def _poll(self, name: str) -> PollResult:
+        return poll(self.adapters[name], self.db, self.settings.adapter_mode(name))
+
+    def _triage(self) -> int:
+        return self._step(
+            "triage",
+            lambda: triage_pending(self.db, self.settings.runtime, self.bot_handles()),
+        )
+
+    def _step(self, what: str, fn: Callable[[], T]) -> T:
+        """`fn`, run again with backoff while another process holds the database locked."""
+        runtime = self.settings.runtime
+        return retry_when_locked(
+            fn, what=what, attempts=runtime.db_lock_attempts, backoff_s=runtime.db_lock_backoff_s
+        )
+
+    @staticmethod
+    def _job(fn: Callable[[], object]) -> Callable[[], None]:
+        """A scheduled job: a lock that outlasted the step's retries is a warning, not a
+        traceback, and the job runs again at its next turn."""
+
+        def run() -> None:
+            try:
+                fn()
+            except DatabaseBusy as exc:
+                log.warning("%s", exc)
+
+        return run
 
     def pull_timelines(self) -> PullReport:
         return pull_timelines(self.runtime.kit, self.adapters)
 
     def maintenance(self) -> tuple[int, int]:
-        expired = len(review.expire_overdue(self.db))
-        posted = post_due(self.db, self.adapters, self.settings.runtime)
+        expired = len(self._step("expiring reviews", lambda: review.expire_overdue(self.db)))
+        posted = self._step(
+            "posting", lambda: post_due(self.db, self.adapters, self.settings.runtime)
+        )
         return expired, posted
 
     def run_once(self) -> CycleReport:
+        """One cycle. Raises `DatabaseBusy` when a lock outlasts every retry."""
         report = CycleReport()
         self.start()
         report.timelines = self.pull_timelines()
-        for name, adapter in self.adapters.items():
-            report.polls.append(poll(adapter, self.db, self.settings.adapter_mode(name)))
-        report.triaged = triage_pending(self.db, self.settings.runtime, self.bot_handles())
-        report.processed = self.worker.drain()
+        for name in self.adapters:
+            report.polls.append(self._step(f"polling {name}", partial(self._poll, name)))
+        report.triaged = self._triage()
+        report.processed = self._step("processing requests", self.worker.drain)
         report.expired, report.posted = self.maintenance()
         return report
 
@@ -118,9 +165,8 @@ class Bot:
             section = getattr(self.settings, name, None)
             interval = getattr(section, "poll_interval_s", 60.0)
             scheduler.add_job(
-                self.poll_adapter,
+                self._job(partial(self.poll_adapter, adapter.name)),
                 "interval",
-                args=[adapter.name],
                 seconds=interval,
                 id=f"poll-{name}",
                 max_instances=1,
@@ -128,7 +174,7 @@ class Bot:
                 next_run_time=utcnow(),
             )
         scheduler.add_job(
-            self._drain_until_stopped,
+            self._job(self._drain_until_stopped),
             "interval",
             seconds=1,
             id="drain",
@@ -145,7 +191,7 @@ class Bot:
             next_run_time=utcnow(),
         )
         scheduler.add_job(
-            self.maintenance,
+            self._job(self.maintenance),
             "interval",
             seconds=self.settings.runtime.maintenance_interval_s,
             id="maintenance",
@@ -163,7 +209,7 @@ class Bot:
         self._stop.set()
 
     def _drain_until_stopped(self) -> None:
-        self.worker.drain(stop=self._stop)
+        self._step("processing requests", lambda: self.worker.drain(stop=self._stop))
 
     def _install_signal_handlers(self) -> None:
         def handler(signum: int, _frame: FrameType | None) -> None:

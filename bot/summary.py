@@ -25,6 +25,15 @@ class Overview:
         return sum(self.by_state.values())
 
 
+def poll_failing(cursor: Cursor) -> bool:
+    """Whether the adapter's last poll failed (its error is not older than the poll)."""
+    return (
+        cursor.last_error_at is not None
+        and cursor.last_poll_at is not None
+        and cursor.last_error_at >= cursor.last_poll_at
+    )
+
+
 def overview(db: Database) -> Overview:
     hour_ago = utcnow() - timedelta(hours=1)
     with db.session() as session:

@@ -45,6 +45,10 @@ def pull_timelines(kit: Toolkit, adapters: dict[str, Adapter], limit: int = 100)
             report.errors[key] = f"{type(exc).__name__}: {exc}"
             log.warning("timeline pull %s failed: %s", key, exc)
             continue
+        except Exception as exc:  # an adapter's bug must not stop the cycle's polls
+            report.errors[key] = f"{type(exc).__name__}: {exc}"
+            log.exception("timeline pull %s failed", key)
+            continue
         statements = [
             Statement(
                 platform=account.platform,

@@ -7,6 +7,7 @@ and overall, and claims answered recently (answered again with the same reply, l
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,8 +18,10 @@ from adapters.base import Summons, TargetStatus
 from bot.config import RuntimeConfig
 from bot.convert import command_word
 from pipeline.records import utcnow
-from storage.db import Database
+from storage.db import Database, is_lock_error
 from storage.models import OptOut, Request, RequestState
+
+log = logging.getLogger(__name__)
 
 STOP_WORDS = frozenset({"stop", "unsubscribe", "opt out", "optout"})
 START_WORDS = frozenset({"start", "opt in", "optin"})
@@ -46,16 +49,33 @@ def triage_pending(db: Database, cfg: RuntimeConfig, bot_handles: dict[str, str]
             .order_by(Request.id)
         ).all()
     for request_id in ids:
-        with db.transaction() as session:
-            request = session.get(Request, request_id)
-            if request is None or request.state != RequestState.RECEIVED.value:
-                continue
-            outcome = decide(session, request, cfg, bot_handles.get(request.platform, ""))
-            request.state = outcome.state.value
-            request.reason = outcome.reason
-            request.reused_from_id = outcome.reused_from
-            done += 1
+        try:
+            with db.transaction() as session:
+                request = session.get(Request, request_id)
+                if request is None or request.state != RequestState.RECEIVED.value:
+                    continue
+                outcome = decide(session, request, cfg, bot_handles.get(request.platform, ""))
+                request.state = outcome.state.value
+                request.reason = outcome.reason
+                request.reused_from_id = outcome.reused_from
+        except Exception as exc:
+            # One request that cannot be triaged (a bug, a row the code no longer reads)
+            # must not hold every later one in `received`.
+            if is_lock_error(exc):
+                raise
+            log.exception("request %s: triage failed", request_id)
+            _fail(db, request_id, f"triage failed: {type(exc).__name__}: {exc}")
+        done += 1
     return done
+
+
+def _fail(db: Database, request_id: int, error: str) -> None:
+    with db.transaction() as session:
+        request = session.get(Request, request_id)
+        if request is not None and request.state == RequestState.RECEIVED.value:
+            request.state = RequestState.FAILED.value
+            request.reason = error[:1000]
+            request.last_error = error[:1000]
 
 
 def decide(

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import TypeVar
 
 from sqlalchemy import select, update
 
@@ -21,11 +23,12 @@ from bot.convert import reply_rules, target_post
 from bot.posting import post_one
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
-from storage.db import Database
+from storage.db import Database, retry_when_locked
 from storage.models import Request, RequestState
 from storage.repositories import add_decision, latest_decision
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CLAIMABLE = (RequestState.QUEUED.value, RequestState.RETRY.value)
 
@@ -106,11 +109,13 @@ class Worker:
         with self.db.session() as session:
             request = session.get(Request, request_id)
             assert request is not None
-            summons = Summons.model_validate(request.summons)
+            stored = request.summons
+            platform = request.platform
             reused_from = request.reused_from_id
             attempts = request.attempts
-        mode = self.settings.adapter_mode(summons.platform)
+        mode = self.settings.adapter_mode(platform)
         try:
+            summons = Summons.model_validate(stored)  # a row it cannot read is this one's fault
             if reused_from is not None:
                 decision = self._reuse(reused_from)
             else:
@@ -120,13 +125,28 @@ class Worker:
                 decision = self.checker.check(post, reply_rules(summons.platform))
         except Exception as exc:  # a bug must not stop the bot serving other requests
             log.exception("request %s: internal error", request_id)
-            self._technical_failure(request_id, attempts, f"internal error: {exc!r}")
+            error = f"internal error: {exc!r}"
+            self._locked_retry(
+                f"request {request_id}: recording the failure",
+                lambda: self._technical_failure(request_id, attempts, error),
+            )
             return
-        state = self._record(request_id, decision, mode, attempts)
+        # The pipeline's work (and its LLM spend) is not lost to a lock: only this one
+        # transaction is run again.
+        state = self._locked_retry(
+            f"request {request_id}: recording the decision",
+            lambda: self._record(request_id, decision, mode, attempts),
+        )
         if state is RequestState.POSTING:
             adapter = self.adapters.get(summons.platform)
             if adapter is not None:
                 post_one(self.db, adapter, request_id, self.settings.runtime)
+
+    def _locked_retry(self, what: str, fn: Callable[[], T]) -> T:
+        runtime = self.settings.runtime
+        return retry_when_locked(
+            fn, what=what, attempts=runtime.db_lock_attempts, backoff_s=runtime.db_lock_backoff_s
+        )
 
     def _reuse(self, earlier_id: int) -> Decision:
         with self.db.session() as session:

@@ -46,10 +46,10 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
-from pipeline.config import AuthorityAccount, AuthorityConfig
+from pipeline.config import AuthorityAccount, AuthorityConfig, LLMConfig
 from pipeline.lexical import clean_text, terms
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.prompts import DATA_RULE, quote_untrusted
+from pipeline.prompts import DATA_RULE, cut_text, quote_untrusted
 from pipeline.records import Evidence, Stance, Tier
 from pipeline.relevance import Embedder
 from pipeline.sqlite_store import open_store
@@ -421,14 +421,18 @@ class AuthorityStanceAnswer(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
 
 
-def stance_user(claim: str, retrieved: RetrievedStatement) -> str:
+def stance_user(
+    claim: str, retrieved: RetrievedStatement, max_chars: int = LLMConfig().max_post_chars
+) -> str:
+    """The stance prompt; the claim and the statement are each cut to `max_chars` (on a
+    grapheme boundary): a statement is a post, and posts can be of any size."""
     item = retrieved.statement
     return "\n\n".join(
         [
-            quote_untrusted("post", claim),
+            quote_untrusted("post", cut_text(claim, max_chars)),
             quote_untrusted(
                 "evidence",
-                item.text,
+                cut_text(item.text, max_chars),
                 account=f"@{item.account}",
                 platform=item.platform,
                 time=_utc(item.created_at).isoformat(),
@@ -445,6 +449,7 @@ def judge_stances(
     ledger: CallLedger,
     *,
     concurrency: int = 5,
+    max_chars: int = LLMConfig().max_post_chars,
 ) -> list[StanceJudgement]:
     """One LLM judgement per statement (pairwise, as in CLEF's best verification system), run
     side by side since they are independent; results keep the retrieval order.
@@ -454,7 +459,7 @@ def judge_stances(
         answer = llm.structured(
             "authority_stance",
             system=STANCE_SYSTEM,
-            user=stance_user(claim, item),
+            user=stance_user(claim, item, max_chars),
             schema=AuthorityStanceAnswer,
             ledger=ledger,
         )

@@ -33,7 +33,7 @@ from pipeline.claims import (
     usable_as_evidence,
     verdict_for,
 )
-from pipeline.describe import detect_language, post_block
+from pipeline.describe import cap_post, detect_language, post_block
 from pipeline.head_start import HeadStart
 from pipeline.images import describe_post_images
 from pipeline.llm import CallLedger, LLMError
@@ -68,6 +68,10 @@ REWRITABLE = (
     "mentions_user",
     "abusive",
     "invalid_characters",
+    "url_hidden_characters",
+    "url_not_normalised",
+    "url_credentials",
+    "url_downgrade",
 )
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
 # Technical failures of the stores a check reads, by the stage that reads them.
@@ -110,17 +114,19 @@ class _Run:
         self, kit: Toolkit, post: Post, platform: Platform, as_of: datetime, replay: bool
     ) -> None:
         self.kit = kit
-        self.post = post.model_copy(deep=True)  # image descriptions are filled in
+        # A copy (image descriptions are filled in), cut to the prompt limits: every stage
+        # reads this one, so no prompt carries more of the post than `llm.max_post_chars`.
+        self.post, cuts = cap_post(post.model_copy(deep=True), kit.cfg.llm)
         self.platform = platform
         self.as_of = as_of
         self.replay = replay
         self.ledger = CallLedger()
         self.trace = Trace()
         self.timings: dict[str, float] = {}
-        self.lang = detect_language(post)
+        self.lang = detect_language(self.post)
         # Known-claim matches not used as evidence: shown to moderators with every decision.
         self.suggestions: list[str] = []
-        self.notes: list[str] = []  # things worth knowing that did not stop the run
+        self.notes: list[str] = cuts  # things worth knowing that did not stop the run
         self.head_start: HeadStart | None = None
 
     @contextmanager
@@ -308,7 +314,7 @@ class _Run:
             verdict=verdict,
             confidence=item.confidence,
             reply=text,
-            urls=guard.urls_in(text),
+            urls=report.urls,
             evidence=[item],
             reasons=[
                 f"known claim: {record.publisher_name or item.domain} rated a matching claim "
@@ -372,7 +378,7 @@ class _Run:
                 return self.decision(
                     DecisionStatus.REPLY,
                     reply=text,
-                    urls=[u for u in guard.urls_in(text)],
+                    urls=report.urls,
                     reasons=[outcome.assessment.explanation, *notes],
                     **common,
                 )

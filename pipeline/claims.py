@@ -180,16 +180,20 @@ def rating_from_text(text: str) -> Rating:
 
 
 def _number(value: object) -> float | None:
+    """A finite number from markup, else None (an integer too big for a float, "nan",
+    "1e999" and such are no rating)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
+    try:
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str) and len(value) <= 64:
+            number = float(value.strip())
+        else:
             return None
-    return None
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def rating_from_scale(value: object, best: object, worst: object) -> Rating:

@@ -24,6 +24,15 @@ class LLMConfig(BaseModel):
     # USD per 1,000 tokens, for cost accounting; 0 when unknown.
     price_prompt_per_1k: float = 0.0
     price_completion_per_1k: float = 0.0
+    # Untrusted text put into prompts is cut to this many characters, on a grapheme boundary,
+    # and the cut is recorded in the decision's reasons: the post's text, the post it quotes
+    # or replies to, and an authority's statement, each (an X premium post can reach 25,000
+    # characters, a Bluesky post 300 graphemes) ...
+    max_post_chars: int = Field(default=4000, ge=100)
+    # ... and each image description or alt text, link, and author name.
+    max_item_chars: int = Field(default=1000, ge=100)
+    # The backstop: a prompt longer than this (system and user text) is never sent.
+    max_prompt_chars: int = Field(default=100_000, ge=1000)
 
     @property
     def configured(self) -> bool:
@@ -144,6 +153,8 @@ class ClaimsConfig(BaseModel):
     # A review older than this (by review date, else claim date) is flagged possibly outdated.
     max_age_days: int = 730
     max_matches: int = 5
+    # `factnote claims import` refuses a file larger than this (a URL is capped by fetch).
+    import_max_bytes: int = 20_000_000
 
 
 class AuthorityAccount(BaseModel):

@@ -337,21 +337,24 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict
     with handle:
         reader = csv.reader(handle)
         try:
-            header = [h.strip().lower() for h in next(reader)]
-        except StopIteration:
-            raise CredibilityDataError(f"{path}: empty file, expected a header") from None
-        missing = [name for name in required if name not in header]
-        if missing:
-            raise CredibilityDataError(f"{path}: missing column(s) {', '.join(missing)}")
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) > len(header):
-                raise CredibilityDataError(f"{path}:{reader.line_num}: too many fields")
-            cells = {
-                name: (row[i].strip() if i < len(row) else "") for i, name in enumerate(header)
-            }
-            yield reader.line_num, cells
+            try:
+                header = [h.strip().lower() for h in next(reader)]
+            except StopIteration:
+                raise CredibilityDataError(f"{path}: empty file, expected a header") from None
+            missing = [name for name in required if name not in header]
+            if missing:
+                raise CredibilityDataError(f"{path}: missing column(s) {', '.join(missing)}")
+            for row in reader:
+                if not any(cell.strip() for cell in row):
+                    continue
+                if len(row) > len(header):
+                    raise CredibilityDataError(f"{path}:{reader.line_num}: too many fields")
+                cells = {
+                    name: (row[i].strip() if i < len(row) else "") for i, name in enumerate(header)
+                }
+                yield reader.line_num, cells
+        except (UnicodeDecodeError, csv.Error) as exc:  # not UTF-8, a field over csv's limit
+            raise CredibilityDataError(f"{path}: cannot read: {exc}") from exc
 
 
 @functools.cache

@@ -1,5 +1,10 @@
 """Turn a post into the text the other stages read: its own text, the post it quotes or
-answers, its links, and its images as text."""
+answers, its links, and its images as text.
+
+A post is written by a stranger and can be of any size (a 10 MB post once became one 10 MB LLM
+request). `cap_post` cuts what a check reads of it to the limits of `LLMConfig` before any
+stage sees it, and says what it cut, for the decision's reasons.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,69 @@ import re
 
 import py3langid
 
-from pipeline.prompts import quote_untrusted
-from pipeline.records import Post
+from pipeline.config import LLMConfig
+from pipeline.prompts import cut_text, quote_untrusted
+from pipeline.records import Image, Post
+
+MAX_LINKS = 10  # links of a post shown to the model
+MAX_IMAGES = 4  # images of a post described and shown (X and Bluesky allow 4)
+
+
+def _cut(text: str, limit: int, what: str, notes: list[str]) -> str:
+    cut = cut_text(text, limit)
+    if cut != text:
+        notes.append(f"{what} cut to {limit:,} of {len(text):,} characters for the LLM prompts")
+    return cut
+
+
+def _cap_one(post: Post, cfg: LLMConfig, name: str, notes: list[str]) -> Post:
+    item = cfg.max_item_chars
+    text = _cut(post.text, cfg.max_post_chars, f"{name} text", notes)
+    author = _cut(post.author, item, f"{name} author", notes)
+    images: list[Image] = []
+    for number, image in enumerate(post.images[:MAX_IMAGES], 1):
+        update: dict[str, str | None] = {}
+        for field in ("alt_text", "description"):
+            value = getattr(image, field)
+            if value:
+                label = f"{name} image {number} {field.replace('_', ' ')}"
+                update[field] = _cut(value, item, label, notes)
+        images.append(image.model_copy(update=update))
+    if len(post.images) > MAX_IMAGES:
+        notes.append(
+            f"{name}: {len(post.images) - MAX_IMAGES} image(s) past the first {MAX_IMAGES} left "
+            "out of the LLM prompts"
+        )
+    links = [link for link in post.links if len(link) <= item][:MAX_LINKS]
+    if len(links) < len(post.links):
+        notes.append(f"{name}: {len(post.links) - len(links)} link(s) left out of the LLM prompts")
+    return post.model_copy(
+        update={
+            "text": text,
+            "author": author,
+            "images": images,
+            "links": links,
+        }
+    )
+
+
+def cap_post(post: Post, cfg: LLMConfig) -> tuple[Post, list[str]]:
+    """A copy of `post` within the prompt limits of `cfg`, and one line per thing cut: its
+    text and the text of the post it quotes or answers (`max_post_chars` each); each image's
+    alt text and description, link and author name (`max_item_chars`); images past the
+    first `MAX_IMAGES` and links past the first `MAX_LINKS` are left out. Posts nested
+    deeper than the quoted and parent post are never shown to the model and are dropped."""
+    notes: list[str] = []
+    capped = _cap_one(post, cfg, "post", notes)
+    nested = {
+        relation: _cap_one(other, cfg, f"{relation} post", notes).model_copy(
+            update={"quoted": None, "parent": None}
+        )
+        for relation in ("quoted", "parent")
+        if (other := getattr(post, relation)) is not None
+    }
+    capped = capped.model_copy(update=nested)
+    return capped, notes
 
 
 def post_block(post: Post) -> str:

@@ -26,8 +26,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
+from pipeline.config import LLMConfig
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM, EVIDENCE_SYSTEM, evidence_user, quote_untrusted
+from pipeline.prompts import (
+    EVIDENCE_DRAFT_SYSTEM,
+    EVIDENCE_SYSTEM,
+    cut_text,
+    evidence_user,
+    quote_untrusted,
+)
 from pipeline.records import Document, EarlyDraft, Evidence, Passage, Stance, Tier, Verdict
 from pipeline.urls import canonical_url
 
@@ -134,17 +141,20 @@ def extract(
     *,
     reply_rules: str | None = None,
     known: Sequence[Evidence] = (),
+    max_passage_chars: int = LLMConfig().max_post_chars,
 ) -> BatchExtraction:
     """One extraction call for `pages`; one `Extraction` per page, in the same order. With
     `reply_rules` (the platform's budget and the language), the call may also draft the reply,
     from its own quotes and the evidence `known` so far (shown to it for that purpose only).
+    Each passage is cut to `max_passage_chars`: a passage is about 120 words, but a page's
+    "word" can be any length.
     """
     if not pages:
         return BatchExtraction(pages=[])
     blocks = [
         quote_untrusted(
             "page",
-            "\n\n".join(p.text for p in page.passages),
+            "\n\n".join(cut_text(p.text, max_passage_chars) for p in page.passages),
             n=str(number),
             url=page.doc.final_url or page.doc.url,
             title=page.doc.title,

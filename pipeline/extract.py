@@ -24,7 +24,6 @@ from __future__ import annotations
 import codecs
 import email.utils
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -36,10 +35,12 @@ import lxml.html
 import regex
 import trafilatura
 
+from pipeline import safejson
 from pipeline.records import Document
 from pipeline.urls import canonical_url
 
 MAX_TEXT_CHARS = 200_000
+MAX_TITLE_CHARS = 300  # a page's title goes into prompts; a <title> of a megabyte is not one
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain"})
 SUPPORTED_TYPES = HTML_TYPES | TEXT_TYPES
@@ -124,6 +125,7 @@ def extract_document(
     if published is not None:
         found, source = _to_utc(published), "given"
     text = text[:MAX_TEXT_CHARS]
+    title = title[:MAX_TITLE_CHARS]
     return Document(
         url=url,
         canonical_url=canonical_url(page_url),
@@ -213,7 +215,10 @@ def parse_date(value: str) -> datetime | None:
                 parsed = None
     if parsed is None or parsed.year < 1900:
         return None
-    return _to_utc(parsed)
+    try:
+        return _to_utc(parsed)
+    except OverflowError:  # 9999-12-31T23:00-05:00 is past the last datetime in UTC
+        return None
 
 
 def _to_utc(value: datetime) -> datetime:
@@ -335,9 +340,9 @@ def _json_ld_objects(tree: lxml.html.HtmlElement) -> Iterator[dict[str, Any]]:
     (related articles in an ItemList, say) are not the page and are skipped."""
     for script in tree.xpath('//script[@type="application/ld+json"]'):
         try:
-            data = json.loads(script.text or "")
-        except (json.JSONDecodeError, TypeError):
-            continue  # broken JSON-LD is common; it just gives no date
+            data = safejson.loads(script.text or "")
+        except safejson.UntrustedJSONError:
+            continue  # broken (or hostile, too deep) JSON-LD is common; it just gives no date
         items = data if isinstance(data, list) else [data]
         for item in items:
             if not isinstance(item, dict):

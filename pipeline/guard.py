@@ -2,8 +2,10 @@
 
 Every rule reports a short problem string whose prefix (before the colon) is stable, so reports
 can count failures by rule: `empty`, `too_long`, `invalid_characters`, `notes_need_url`,
-`url_not_evidence`, `mentions_user`, `abusive`, `copies_post`, and, for whole decisions,
-`no_reply_verdict`, `thin_evidence`, `low_confidence`.
+`url_hidden_characters`, `url_not_normalised`, `url_credentials`, `url_not_evidence`,
+`url_downgrade`, `mentions_user`, `abusive`, `copies_post`, and, for whole decisions,
+`no_reply_verdict`, `thin_evidence`, `low_confidence`. The rules are the same on every
+platform; only the length counting differs, and notes need a URL.
 
 Lengths are measured the way each platform counts:
 
@@ -12,10 +14,18 @@ Lengths are measured the way each platform counts:
 - Bluesky: grapheme clusters (`regex` `\\X`) and UTF-8 bytes of the text as it will be sent.
 - X Community Notes: code points after NFC with every URL counted as one character.
 
-URLs are found with twitter-text's own extractor (so the guard and the X counter agree) and a
-stricter backstop that also catches what twitter-text skips (unknown TLDs, IP hosts, ports,
-look-alike hosts such as `who.int.evil.example`): the guard must see every link a reader could
-follow, not only the ones X would turn into t.co links.
+This module is the one URL finder (adapters link only what it approved, `GuardReport.urls`).
+It reads the text as a browser would: each character through NFKC, ideographic full stops in
+hosts as dots, hidden characters (zero-width, soft hyphen, bidi controls) dropped, then hosts
+through IDNA/UTS 46. URLs are found there with twitter-text's own extractor (so the guard and X
+agree) and a stricter backstop that also catches what twitter-text skips (unknown TLDs, IP
+hosts, ports, IDN hosts, look-alike hosts such as `who.int.evil.example`): the guard must see
+every link a reader could follow, not only the ones X would turn into t.co links. A URL passes
+only when it is written as it reads, with nothing hidden in or beside it, without credentials,
+naming an evidence page, with the evidence's https kept.
+
+Wording rules (mentions, insults, copying) read the text as a reader sees it: hidden
+characters dropped, NFKC, and Cyrillic/Greek letters that pass for Latin ones folded to those.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import unicodedata
 import warnings
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import regex
@@ -37,14 +48,13 @@ from pipeline.records import (
     Tier,
     Verdict,
 )
-from pipeline.urls import canonical_url, same_page
+from pipeline.urls import browser_url, canonical_url, has_credentials, same_page
 
 with warnings.catch_warnings():
     # twitter-text imports pkg_resources at import time; its deprecation warning is not ours.
     warnings.simplefilter("ignore", category=UserWarning)
     warnings.simplefilter("ignore", category=DeprecationWarning)
     from twitter_text import extract_urls_with_indices, parse_tweet
-    from twitter_text.has_invalid_characters import has_invalid_characters
 
 # Insults and slurs the bot must never use, matched case-insensitively on word boundaries.
 # Inflections are listed on purpose: a boundary match on "moron" does not catch "moronic".
@@ -90,23 +100,38 @@ _WEB_SCHEMES = frozenset({"http", "https"})
 # Characters a URL may contain (RFC 3986, ASCII); used to widen twitter-text's matches.
 _URL_CHAR = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%"
 _URL_CHARS_RE = regex.compile(rf"[{_URL_CHAR}]")
-_HOST_CHARS_RE = regex.compile(r"[A-Za-z0-9.\-]")
+# Letters a host written without a scheme may use: the scripts whose letters pass for Latin
+# ones (so `whо.int/x` with a Cyrillic о is a link to judge), not CJK text that runs into an
+# ASCII link without a space (`请看who.int/x`). twitter-text also needs ASCII hosts there.
+_HOST_LETTER = r"\p{Latin}\p{Greek}\p{Cyrillic}\p{M}0-9"
+_HOST_CHARS_RE = regex.compile(rf"[{_HOST_LETTER}.\-]")
 _TRAILING_PUNCT = ".,;:!?'*"
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-# Backstops for links twitter-text does not extract: any scheme://..., bare host/path with an
-# alphabetic TLD twitter-text may not know (also after "user@", which twitter-text skips), "www."
-# hosts, and IPv4 or localhost with a port or path.
+_LABEL = rf"[{_HOST_LETTER}](?:[{_HOST_LETTER}\-]{{0,61}}[{_HOST_LETTER}])?"
+_TLD = r"[\p{Latin}\p{Greek}\p{Cyrillic}]{2,63}"
+# Backstops for links twitter-text does not extract: any scheme://... (whose host may be in any
+# script: browsers open IDN hosts), bare host/path with a TLD twitter-text may not know (also
+# after "user@", which twitter-text skips), "www." hosts, and IPv4 or localhost with a port or
+# path. Paths are ASCII: a browser is only handed the text a link facet or X's autolinker
+# covers, and twitter-text's own matches (which may run into other scripts) are added apart.
 _BACKSTOP_RE = regex.compile(
     rf"""
-    (?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9\[][{_URL_CHAR}]*
-    | (?<![A-Za-z0-9._%+\-/])(?:{_LABEL}\.)+[A-Za-z]{{2,63}}(?::\d{{1,5}})?/[{_URL_CHAR}]*
-    | (?<![A-Za-z0-9@._%+\-/])www\.(?:{_LABEL}\.)*{_LABEL}[{_URL_CHAR}]*
+    (?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[\p{{L}}\p{{N}}\[]
+        [\p{{L}}\p{{M}}\p{{N}}\-._~%!$&'()*+,;=:@\[\]]*(?:[/?\#][{_URL_CHAR}]*)?
+    | (?<![{_HOST_LETTER}._%+\-/])(?:{_LABEL}\.)+{_TLD}(?::\d{{1,5}})?/[{_URL_CHAR}]*
+    | (?<![{_HOST_LETTER}@._%+\-/])www\.(?:{_LABEL}\.)*{_LABEL}[{_URL_CHAR}]*
     | (?<![A-Za-z0-9@._%+\-/])(?:\d{{1,3}}\.){{3}}\d{{1,3}}(?::\d{{1,5}}|(?=/))[{_URL_CHAR}]*
     | (?<![A-Za-z0-9@._%+\-/])localhost(?::\d{{1,5}}|(?=/))[{_URL_CHAR}]*
     """,
     regex.VERBOSE | regex.IGNORECASE,
 )
+# Characters no reader sees: format controls (zero-width space and joiners, soft hyphen, bidi
+# marks and overrides, tags, BOM) and the other default-ignorable code points (variation
+# selectors, Hangul fillers, ...). UTS 46 deletes several of them from hosts, so a browser opens
+# `who\u200b.int.evil.example` as `who.int.evil.example`.
+_HIDDEN_RE = regex.compile(r"[\p{Cf}\p{Default_Ignorable_Code_Point}]")
+# UTS 46 reads the ideographic full stop (also what NFKC makes of the half-width one) as a dot.
+_DOTS = {"\u3002": "."}
 
 # One emoji sequence (UTS #51): flag pair, keycap, or pictograph with optional presentation
 # selector / skin tone, tag sequence and ZWJ continuations. Each weighs 2 on X.
@@ -127,7 +152,43 @@ _WORD_RE = regex.compile(
     r"[\p{Han}\p{Hiragana}\p{Katakana}]"
     r"|(?:(?![\p{Han}\p{Hiragana}\p{Katakana}])[\p{L}\p{N}\p{M}])+"
 )
-_INVISIBLE_RE = regex.compile(r"[\s\p{Z}\p{Cc}\p{Cf}]+")
+# What leaves a text looking blank: white space, controls, hidden characters (which include the
+# Hangul fillers U+115F, U+1160, U+3164, U+FFA0), combining marks with nothing to sit on, and
+# the braille blank U+2800 (a letter to Unicode, an empty cell to the eye).
+_BLANK_RE = regex.compile(r"[\s\p{Z}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\u2800]+")
+# Characters no platform should carry: bidi embeddings, overrides and isolates (they reorder
+# what follows, so a reader sees other text than was checked; X rejects the first five), the
+# BOM, interlinear annotation controls, surrogates, noncharacters (X rejects U+FFFE/U+FFFF)
+# and control codes other than tab and newlines.
+_INVALID_RE = regex.compile(
+    r"[\u202a-\u202e\u2066-\u2069\ufeff\ufff9-\ufffb\p{Cs}\p{Noncharacter_Code_Point}"
+    r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+# Tag characters are legitimate only inside an emoji tag sequence (the flag of Scotland);
+# anywhere else they are invisible ASCII, a known way to smuggle text past a reader.
+_EMOJI_TAG_SEQUENCE_RE = regex.compile(
+    r"\p{Extended_Pictographic}[\U000E0020-\U000E007E]+\U000E007F"
+)
+_TAG_RE = regex.compile(r"[\U000E0000-\U000E007F]")
+_MARK_RE = regex.compile(r"\p{M}")
+# Letters from other scripts that read as Latin ones, for the wording checks (insults,
+# mentions, copying); NFKC already folds full-width and mathematical letters. Hosts need no
+# table: IDNA turns a look-alike host into a different xn-- name.
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic, with a few Latin and Armenian variants (ɡ ı ȷ ɑ օ)
+        "а": "a", "в": "b", "е": "e", "һ": "h", "і": "i", "ј": "j", "к": "k", "ӏ": "l",
+        "о": "o", "р": "p", "ԛ": "q", "с": "c", "ѕ": "s", "у": "y", "ү": "y", "ԝ": "w",
+        "х": "x", "ԁ": "d", "ɡ": "g", "ı": "i", "ȷ": "j", "ɑ": "a", "օ": "o",
+        "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
+        "С": "C", "Т": "T", "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S", "Ԁ": "D",
+        "Ӏ": "I", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y",
+        # Greek
+        "α": "a", "ι": "i", "ο": "o", "ρ": "p", "υ": "u", "ν": "v", "κ": "k", "χ": "x",
+        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+        "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    }
+)  # fmt: skip
 
 _NO_REPLY_VERDICTS = frozenset({Verdict.NOT_ENOUGH_EVIDENCE, Verdict.NOT_CHECKABLE})
 _EXCERPT_WORDS = 12
@@ -168,13 +229,25 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     return start, _trim_end(text, start, end, floor)
 
 
+def _with_userinfo(text: str, start: int) -> int:
+    """Moves a bare link's start back over a "name@" before it: `evil.com@www.who.int/x` is
+    read whole (a credentials URL), not as `www.who.int/x` with text in front."""
+    if start == 0 or text[start - 1] != "@" or "://" in text[start : start + 12]:
+        return start
+    begin = start - 1
+    while begin > 0 and _URL_CHARS_RE.match(text[begin - 1]):
+        begin -= 1
+    return begin if begin < start - 1 else start
+
+
 def _url_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of every URL in `text` (already NFC), in text order, overlapping matches merged."""
+    """Spans of every URL in `text` (the normal view), in order, overlapping matches merged."""
     spans = [_widen(text, s, e) for s, e in _twitter_spans(text)]
     for match in _BACKSTOP_RE.finditer(text):
         end = _trim_end(text, match.start(), match.end(), match.start())
         if end > match.start():
             spans.append((match.start(), end))
+    spans = [(_with_userinfo(text, s), e) for s, e in spans]
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
@@ -185,27 +258,178 @@ def _url_spans(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-def urls_in(text: str) -> list[str]:
-    """Every URL in `text`, with or without scheme, in text order (repeats kept).
+def _normal_view(text: str) -> tuple[str, list[int]]:
+    """The text as a browser's URL parser reads it, and where each of its characters came from.
 
-    twitter-text's extractor gives the URLs X itself links; each is widened to the whole
-    URL-like token, and a backstop adds links it skips (unknown TLDs, IPs, other schemes).
-    The text is NFC-normalised first, as the counters do.
+    Each character goes through NFKC on its own (full-width "ｅ" and "．" become "e" and "."),
+    the ideographic full stop becomes a dot where a host may be, and hidden characters are
+    dropped, as UTS 46 drops them from hosts. Per character, so every normal character maps
+    back to one in `text`.
     """
-    nfc = unicodedata.normalize("NFC", text)
-    return [nfc[s:e] for s, e in _url_spans(nfc)]
+    chars: list[str] = []
+    origin: list[int] = []
+    token = ""  # the normal text since the last space, to tell a host from a path
+    for i, ch in enumerate(text):
+        if _HIDDEN_RE.match(ch):
+            continue
+        for normal in unicodedata.normalize("NFKC", ch):
+            if normal in _DOTS and _in_host(token):
+                normal = _DOTS[normal]
+            token = "" if normal.isspace() else token + normal
+            chars.append(normal)
+            origin.append(i)
+    return "".join(chars), origin
 
 
-def _is_evidence(url: str, evidence_urls: Collection[str]) -> bool:
-    if "://" in url and url.split("://", 1)[0].lower() not in _WEB_SCHEMES:
-        return False
+def _in_host(token: str) -> bool:
+    """Whether the next character of a space-free token would be in a URL's host (UTS 46 reads
+    an ideographic full stop as a dot there only; in a path or prose it ends the URL)."""
+    after_scheme = token.split("://", 1)[1] if "://" in token else token
+    return "/" not in after_scheme
+
+
+@dataclass(frozen=True)
+class FoundUrl:
+    """One link in a reply: where it is in the text as written, and what a browser reads."""
+
+    start: int
+    end: int
+    raw: str  # text[start:end], as written (the string a link facet must cover)
+    normal: str  # the normal view of it: NFKC, ideographic dots as dots, hidden chars dropped
+    hidden: bool  # a hidden character inside it or right next to it
+
+
+def find_urls(text: str) -> list[FoundUrl]:
+    """Every URL in `text`, in text order (repeats kept): the one URL finder.
+
+    URLs are found in the normal view (so `https://ｅvil．com/login`, `who.int。evil.example` and
+    `who\u200b.int.evil.example` are read whole, as a browser would open them) with
+    twitter-text's extractor (the URLs X itself links), each widened to the whole URL-like
+    token, and a backstop for links it skips (unknown TLDs, IPs, other schemes, IDN hosts).
+    """
+    normal, origin = _normal_view(text)
+    found: list[FoundUrl] = []
+    for start, end in _url_spans(normal):
+        raw_start, raw_end = origin[start], origin[end - 1] + 1
+        around = text[max(raw_start - 1, 0) : raw_end + 1]
+        found.append(
+            FoundUrl(
+                start=raw_start,
+                end=raw_end,
+                raw=text[raw_start:raw_end],
+                normal=normal[start:end],
+                hidden=_HIDDEN_RE.search(around) is not None,
+            )
+        )
+    return found
+
+
+def urls_in(text: str) -> list[str]:
+    """Every URL in `text` as written, with or without scheme, in text order (repeats kept)."""
+    return [url.raw for url in find_urls(text)]
+
+
+def show(text: str) -> str:
+    """`text` with hidden characters and controls spelled `<U+200B>`, for reports and logs."""
+    return "".join(
+        f"<U+{ord(ch):04X}>"
+        if _HIDDEN_RE.match(ch) or _INVALID_RE.match(ch) or not ch.isprintable()
+        else ch
+        for ch in text
+    )
+
+
+def _scheme(url: str) -> str:
+    """The URL's scheme in lower case; "" for a bare host (what a browser is not told)."""
+    return url.split("://", 1)[0].lower() if "://" in url else ""
+
+
+def _evidence_schemes(url: str, evidence_urls: Collection[str]) -> set[str]:
+    """The schemes of the evidence URLs naming the page `url` opens (empty: not evidence).
+
+    Both sides are compared as a browser reads them (NFKC, IDNA/UTS 46 hosts), so a
+    homograph host (`whо.int`, Cyrillic о) is another host, not the evidence's.
+    """
+    scheme = _scheme(url)
+    if scheme and scheme not in _WEB_SCHEMES:
+        return set()
+    try:
+        opened = browser_url(url)
+    except ValueError:  # unparseable (e.g. a bad port): cannot be shown to be evidence
+        return set()
+    schemes: set[str] = set()
     for known in evidence_urls:
         try:
-            if same_page(url, known):
-                return True
-        except ValueError:  # unparseable (e.g. a bad port): cannot be shown to be evidence
+            if same_page(opened, browser_url(known)):
+                schemes.add(_scheme(known) or "https")
+        except ValueError:
             continue
-    return False
+    return schemes
+
+
+def _punycode_note(url: str) -> str:
+    """' (opens https://xn--...)' for a host not in ASCII: a homograph looks like the evidence
+    host in a report too, its ASCII form shows it is not."""
+    if url.isascii():
+        return ""
+    try:
+        return f" (opens {browser_url(url)})"
+    except ValueError:
+        return ""
+
+
+# The URL rules, in the order their problems are reported.
+_URL_RULES = (
+    "url_hidden_characters",
+    "url_not_normalised",
+    "url_credentials",
+    "url_not_evidence",
+    "url_downgrade",
+)
+
+
+def _broken_url_rules(url: FoundUrl, evidence_urls: Collection[str]) -> list[tuple[str, str]]:
+    """(rule, how the report names the URL) for each URL rule `url` breaks; empty: approved."""
+    shown = show(url.raw)
+    broken: list[tuple[str, str]] = []
+    if url.hidden:
+        broken.append(("url_hidden_characters", shown))
+    if _HIDDEN_RE.sub("", url.raw) != url.normal:
+        broken.append(("url_not_normalised", f"{shown} (reads as {url.normal})"))
+    try:
+        if has_credentials(url.normal):
+            broken.append(("url_credentials", shown))
+    except ValueError:
+        pass  # unparseable: url_not_evidence says so below
+    schemes = _evidence_schemes(url.normal, evidence_urls)
+    if not schemes:
+        broken.append(("url_not_evidence", shown + _punycode_note(url.normal)))
+    elif _scheme(url.normal) == "http" and "http" not in schemes:
+        broken.append(("url_downgrade", f"{shown} (evidence is https)"))
+    return broken
+
+
+def url_problems(found: Sequence[FoundUrl], evidence_urls: Collection[str]) -> list[str]:
+    """The URL rules, each listing its URLs once, in text order; a URL may break several.
+
+    - `url_hidden_characters`: a hidden character in the URL or right next to it;
+    - `url_not_normalised`: the URL is not written as it reads (full-width letters or dots,
+      ideographic full stop, other NFKC variants), so a reader cannot see where it leads;
+    - `url_credentials`: a user name before "@" (`https://evil.com@who.int/`);
+    - `url_not_evidence`: the page it opens is not an evidence page (or not a web scheme);
+    - `url_downgrade`: `http://` for a page the evidence cites as https.
+    """
+    named: dict[str, dict[str, None]] = {rule: {} for rule in _URL_RULES}
+    for url in found:
+        for rule, entry in _broken_url_rules(url, evidence_urls):
+            named[rule][entry] = None
+    return [f"{rule}: " + ", ".join(entries) for rule, entries in named.items() if entries]
+
+
+def approved_urls(found: Sequence[FoundUrl], evidence_urls: Collection[str]) -> list[str]:
+    """The found URLs (as written, distinct, in order) that break no URL rule: the only strings
+    a platform may turn into links (`GuardReport.urls`, then `Decision.urls`)."""
+    return list(dict.fromkeys(u.raw for u in found if not _broken_url_rules(u, evidence_urls)))
 
 
 def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -272,8 +496,15 @@ def measure(text: str, platform: Platform, cfg: GuardConfig) -> tuple[int, int]:
 # --- Wording ---------------------------------------------------------------------------------
 
 
+def fold(text: str) -> str:
+    """`text` as a reader sees it, for matching wording: hidden characters dropped (a zero-width
+    space or soft hyphen inside a word does not split it on screen), NFKC, and letters of other
+    scripts that read as Latin ones replaced by those (`іdіоt` with Cyrillic і and о)."""
+    return unicodedata.normalize("NFKC", _HIDDEN_RE.sub("", text)).translate(_CONFUSABLES)
+
+
 def _words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD_RE.findall(unicodedata.normalize("NFKC", text))]
+    return [w.casefold() for w in _WORD_RE.findall(fold(text))]
 
 
 def copied_run(reply: str, post: str, run: int) -> str | None:
@@ -311,17 +542,24 @@ def _blocked_pattern(words: Iterable[str]) -> regex.Pattern[str] | None:
 
 def abusive_words(text: str, extra: Iterable[str] = ()) -> list[str]:
     """Blocked words in `text` (built-in list plus `extra`), distinct, in order of appearance."""
-    pattern = _blocked_pattern((*BUILTIN_BLOCKED_WORDS, *extra))
+    pattern = _blocked_pattern(_bare(w) for w in (*BUILTIN_BLOCKED_WORDS, *extra))
     if pattern is None:
         return []
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = _bare(text)
     return list(dict.fromkeys(" ".join(m.group().split()) for m in pattern.finditer(folded)))
 
 
+def _bare(text: str) -> str:
+    """`fold`ed, accents stripped and case-folded: "ídìót" and "ІDІОТ" both read "idiot"."""
+    decomposed = unicodedata.normalize("NFKD", fold(text))
+    bare = _MARK_RE.sub("", decomposed).translate(_CONFUSABLES)
+    return unicodedata.normalize("NFC", bare).casefold()
+
+
 def mentions(text: str) -> list[str]:
-    """Distinct @-mentions in `text` (NFKC, so full-width "＠" counts too)."""
-    folded = unicodedata.normalize("NFKC", text)
-    return list(dict.fromkeys("@" + m.group(1) for m in _MENTION_RE.finditer(folded)))
+    """Distinct @-mentions in `text`, as a reader sees them (`fold`: full-width "＠", "@\u200bbob"
+    and "@аlice" with a Cyrillic а count too)."""
+    return list(dict.fromkeys("@" + m.group(1) for m in _MENTION_RE.finditer(fold(text))))
 
 
 # --- Rules -----------------------------------------------------------------------------------
@@ -337,10 +575,21 @@ def _length_problems(text: str, platform: Platform, cfg: GuardConfig) -> list[st
             ]
         return []
     length, limit = measure(text, platform, cfg)
-    problems = [f"too_long: {length} > {limit}"] if length > limit else []
-    if has_invalid_characters(unicodedata.normalize("NFC", text)):
-        problems.append("invalid_characters: X rejects U+FFFE, U+FEFF, U+FFFF and bidi overrides")
-    return problems
+    return [f"too_long: {length} > {limit}"] if length > limit else []
+
+
+def invalid_characters(text: str) -> list[str]:
+    """The characters no reply may carry on any platform (`_INVALID_RE`, and tag characters
+    outside an emoji tag sequence), distinct, as "U+202E"."""
+    bad = [m.group() for m in _INVALID_RE.finditer(text)]
+    bad += _TAG_RE.findall(_EMOJI_TAG_SEQUENCE_RE.sub("", text))
+    return [f"U+{ord(ch):04X}" for ch in dict.fromkeys(bad)]
+
+
+def is_blank(text: str) -> bool:
+    """True when nothing of `text` would show: only spaces, hidden characters, fillers, the
+    braille blank or combining marks."""
+    return not _BLANK_RE.sub("", text)
 
 
 def check_text(
@@ -351,25 +600,28 @@ def check_text(
     cfg: GuardConfig,
     post_text: str | None = None,
 ) -> GuardReport:
-    """Checks a draft's wording: length, URLs from evidence only, no mentions, no insults, no
-    copied run of the post, and for notes at least one URL."""
+    """Checks a draft's wording: length, characters, URLs (evidence only, written plainly), no
+    mentions, no insults, no copied run of the post, and for notes at least one URL. The same
+    rules on every platform, except how length is counted and that notes need a URL.
+
+    `GuardReport.urls` lists the URLs (as written) that passed every URL rule; only those may
+    become links."""
     length, limit = measure(text, platform, cfg)
-    if not _INVISIBLE_RE.sub("", text):
+    if is_blank(text):
         return GuardReport(
             valid=False, platform=platform, length=length, limit=limit, problems=["empty"]
         )
 
     problems = _length_problems(text, platform, cfg)
-    nfc = unicodedata.normalize("NFC", text)
-    spans = _url_spans(nfc)
-    urls = [nfc[s:e] for s, e in spans]
-    if platform is Platform.NOTES and not urls:
+    invalid = invalid_characters(text)
+    if invalid:
+        problems.append("invalid_characters: " + ", ".join(invalid))
+    found = find_urls(text)
+    if platform is Platform.NOTES and not found:
         problems.append("notes_need_url")
-    foreign = [u for u in dict.fromkeys(urls) if not _is_evidence(u, evidence_urls)]
-    if foreign:
-        problems.append("url_not_evidence: " + ", ".join(foreign))
+    problems += url_problems(found, evidence_urls)
 
-    wording = _mask(nfc, spans)
+    wording = _mask(text, ((u.start, u.end) for u in found))
     handles = mentions(wording)
     if handles:
         problems.append("mentions_user: " + ", ".join(handles))
@@ -377,7 +629,7 @@ def check_text(
     if insults:
         problems.append("abusive: " + ", ".join(insults))
     if post_text:
-        copied = copied_run(nfc, post_text, cfg.copy_run_words)
+        copied = copied_run(text, post_text, cfg.copy_run_words)
         if copied is not None:
             words = copied.split()
             excerpt = " ".join(words[:_EXCERPT_WORDS]) + (
@@ -385,7 +637,12 @@ def check_text(
             )
             problems.append(f'copies_post: "{excerpt}"')
     return GuardReport(
-        valid=not problems, platform=platform, length=length, limit=limit, problems=problems
+        valid=not problems,
+        platform=platform,
+        length=length,
+        limit=limit,
+        problems=problems,
+        urls=approved_urls(found, evidence_urls),
     )
 
 

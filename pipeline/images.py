@@ -42,12 +42,16 @@ def image_url(source: str) -> str:
         return source
     path = Path(source)
     try:
-        size = path.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            raise ImageUnreadable(f"{source}: {size} bytes, over {MAX_IMAGE_BYTES}")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImageUnreadable(f"{source}: {exc.strerror or exc}") from exc
+        if not path.exists():
+            raise ImageUnreadable(f"{source}: no such file")
+        if not path.is_file():  # a directory, or a device such as /dev/zero that never ends
+            raise ImageUnreadable(f"{source}: not a file")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_IMAGE_BYTES + 1)  # the size on disk can change or lie
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise ImageUnreadable(f"{source}: {getattr(exc, 'strerror', None) or exc}") from exc
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ImageUnreadable(f"{source}: over {MAX_IMAGE_BYTES} bytes")
     mime = _sniff(data)
     if mime is None:
         raise ImageUnreadable(f"{source}: not a PNG, JPEG, GIF or WebP image")

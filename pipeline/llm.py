@@ -27,6 +27,7 @@ import pydantic
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
+from pipeline import safejson
 from pipeline.config import LLMConfig
 from pipeline.records import LLMCall, utcnow
 
@@ -66,6 +67,11 @@ class LLMError(Exception):
 
 class LLMNotConfigured(LLMError):
     """No endpoint or model is configured, so no call can be made."""
+
+
+class LLMPromptTooLong(LLMError):
+    """The prompt is over `LLMConfig.max_prompt_chars`, so it was not sent. The stages cut
+    what strangers wrote to far less; this is the backstop for a stage that did not."""
 
 
 class LLMTransportError(LLMError):
@@ -235,9 +241,15 @@ def _parse_model(schema: type[T]) -> Callable[[_Answer], T]:
     def parse(answer: _Answer) -> T:
         text = strip_fence(_check_answer(answer))
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise _Invalid(f"not valid JSON ({err.msg} at char {err.pos})", answer.content) from err
+            data = safejson.loads(text)  # nested too deep or a 5,000-digit number: invalid too
+        except safejson.UntrustedJSONError as err:
+            cause = err.__cause__
+            why = (
+                f"{cause.msg} at char {cause.pos}"
+                if isinstance(cause, json.JSONDecodeError)
+                else str(err)
+            )
+            raise _Invalid(f"not valid JSON ({why})", answer.content) from err
         try:
             return schema.model_validate(data)
         except pydantic.ValidationError as err:
@@ -459,6 +471,15 @@ class LLMClient:
                 usage_estimated=tally.estimated,
             )
 
+        size = len(system) + len(user)
+        if size > self._cfg.max_prompt_chars:
+            refused = LLMPromptTooLong(
+                f"{step}: prompt of {size:,} characters is over the "
+                f"{self._cfg.max_prompt_chars:,} allowed (llm.max_prompt_chars); not sent",
+                step=step,
+            )
+            record(str(refused))  # in the trace as a call of no attempts
+            raise refused
         try:
             result = self._ask(
                 step,

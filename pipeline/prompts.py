@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import regex
+
 if TYPE_CHECKING:
     from pipeline.records import Evidence
 
@@ -34,6 +36,26 @@ WRITE_RULES = """Rules:
 _TAG_RE = re.compile(
     r"<\s*/?\s*(post|page|evidence|image|established|draft)\b[^>]*>", re.IGNORECASE
 )
+
+
+_GRAPHEME = regex.compile(r"\X")
+CUT_MARK = " […]"  # ends a cut text, so the model knows there was more
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text` when it has at most `limit` characters; else its longest prefix of at most
+    `limit` characters that ends on a grapheme-cluster boundary (an emoji sequence or a letter
+    with its accents is never split), followed by `CUT_MARK`. Every stranger's text that can
+    be long goes through this before `quote_untrusted`, with a limit from `LLMConfig`."""
+    if len(text) <= limit:
+        return text
+    end = 0
+    for cluster in _GRAPHEME.finditer(text):
+        if cluster.end() > limit:
+            break
+        end = cluster.end()
+    # A single cluster longer than the limit (thousands of combining marks) is cut inside.
+    return text[: end or limit].rstrip() + CUT_MARK
 
 
 def quote_untrusted(tag: str, text: str, **attrs: str) -> str:

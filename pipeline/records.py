@@ -205,6 +205,8 @@ class GuardReport(BaseModel):
     length: int
     limit: int
     problems: list[str] = Field(default_factory=list)
+    # The reply's URLs, as written, that passed every URL rule: the only ones that may be links.
+    urls: list[str] = Field(default_factory=list)
 
 
 class RoundTrace(BaseModel):
@@ -230,6 +232,7 @@ class Decision(BaseModel):
     confidence: float = 0.0
     platform: Platform
     reply: str | None = None
+    # Every link the reply will carry: the guard's approved URLs, as written in `reply`.
     urls: list[str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     reasons: list[str] = Field(default_factory=list)

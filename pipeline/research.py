@@ -53,7 +53,7 @@ from pipeline.pages import (
     fetch_and_encode,
     score,
 )
-from pipeline.prompts import REQUERY_SYSTEM, quote_untrusted, requery_user
+from pipeline.prompts import REQUERY_SYSTEM, cut_text, quote_untrusted, requery_user
 from pipeline.records import (
     SEARCH_TIERS,
     ClaimAnalysis,
@@ -262,25 +262,40 @@ class Research:
             ]
             return [], passages, uses
         claim = "; ".join(self.analysis.claims) or self.post.text
+        limit = self.cfg.llm.max_post_chars
         judgements = judge_stances(
-            claim, found, self.kit.llm, self.ledger, concurrency=self.cfg.research.concurrency
+            claim,
+            found,
+            self.kit.llm,
+            self.ledger,
+            concurrency=self.cfg.research.concurrency,
+            max_chars=limit,
         )
         items: list[Evidence] = []
         uses = []
         for judgement in judgements:
             item = to_evidence(judgement)
             statement = judgement.retrieved.statement
+            cut = len(statement.text) > limit
+            if item is not None and cut:  # the writer sees what the stance judge saw
+                item = item.model_copy(update={"quote": cut_text(item.quote, limit)})
+            reason = (
+                f"authority @{statement.account}: {judgement.stance.value} "
+                f"({judgement.confidence:.2f})"
+                if judgement.stance is not AuthorityStance.NOT_ENOUGH_INFO
+                else f"authority @{statement.account}: says nothing on the claim"
+            )
+            if cut:
+                reason += (
+                    f" (statement cut to {limit:,} of {len(statement.text):,} characters for "
+                    "the LLM prompts)"
+                )
             uses.append(
                 DocumentUse(
                     url=statement.url,
                     tier=Tier.AUTHORITY,
                     used=item is not None,
-                    reason=(
-                        f"authority @{statement.account}: {judgement.stance.value} "
-                        f"({judgement.confidence:.2f})"
-                    )
-                    if judgement.stance is not AuthorityStance.NOT_ENOUGH_INFO
-                    else f"authority @{statement.account}: says nothing on the claim",
+                    reason=reason,
                     relevance=round(judgement.retrieved.dense, 4),
                     published=statement.created_at,
                 )
@@ -521,6 +536,7 @@ class Research:
             self.ledger,
             reply_rules=self._reply_rules,
             known=known,
+            max_passage_chars=self.cfg.llm.max_post_chars,
         )
         if batch.draft is not None:
             self._drafts.append((order, batch.draft))

@@ -23,13 +23,14 @@ Scoring follows the task's definitions:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
+
+from pipeline import safejson
 
 LABELS: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 # Twitter's snowflake epoch (2010-11-04T01:42:54.657Z); ids carry their creation time.
@@ -83,10 +84,14 @@ def account_handle(account_url: str) -> str:
 
 
 def snowflake_time(post_id: str) -> datetime | None:
-    """Creation time encoded in a tweet id; None for ids from before snowflakes (2010)."""
-    if not post_id.isdigit() or int(post_id) < (1 << 22):
+    """Creation time encoded in a tweet id; None for ids from before snowflakes (2010) and
+    for what is not a 64-bit decimal id ("²" is a digit to `str.isdigit`, not to `int`)."""
+    if not post_id.isascii() or not post_id.isdigit() or len(post_id) > 20:
         return None
-    millis = (int(post_id) >> 22) + _SNOWFLAKE_EPOCH_MS
+    value = int(post_id)
+    if value < (1 << 22) or value >= (1 << 64):
+        return None
+    millis = (value >> 22) + _SNOWFLAKE_EPOCH_MS
     return datetime.fromtimestamp(millis / 1000, tz=UTC)
 
 
@@ -103,8 +108,8 @@ def _entry(raw: object, where: str) -> TimelineEntry:
 
 def parse_rumor(line: str, where: str) -> Rumor:
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
+        obj = safejson.loads(line)
+    except safejson.UntrustedJSONError as exc:
         raise TaskFiveFormatError(f"{where}: not JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise TaskFiveFormatError(f"{where}: expected a JSON object")
@@ -128,12 +133,25 @@ def parse_rumor(line: str, where: str) -> Rumor:
     )
 
 
+def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a UTF-8 text file; bytes that are not UTF-8 are a format error
+    naming the line, not a `UnicodeDecodeError` from deep inside the reader."""
+    number = 0
+    with open(path, encoding="utf-8") as handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                yield number, line
+        except UnicodeDecodeError as exc:  # decoded a block at a time: the line is approximate
+            raise TaskFiveFormatError(
+                f"{path}: not UTF-8 text (after line {number}): {exc.reason}"
+            ) from exc
+
+
 def read_rumors(path: str | Path) -> list[Rumor]:
     rumors: list[Rumor] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                rumors.append(parse_rumor(line, f"{path}:{number}"))
+    for number, line in _lines(path):
+        if line.strip():
+            rumors.append(parse_rumor(line, f"{path}:{number}"))
     return rumors
 
 
@@ -141,23 +159,22 @@ def read_qrels(path: str | Path) -> dict[str, set[str]]:
     """Rumor id -> relevant tweet ids (relevance > 0). A rumor whose lines are all 0 keeps an
     empty set: it is in the qrels and counts in the averages."""
     qrels: dict[str, set[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise TaskFiveFormatError(
-                    f"{path}:{number}: qrels lines are 'rumor_id 0 tweet_id relevance'"
-                )
-            rumor, _iteration, doc, relevance = parts
-            try:
-                grade = int(relevance)
-            except ValueError as exc:
-                raise TaskFiveFormatError(f"{path}:{number}: relevance must be an int") from exc
-            docs = qrels.setdefault(rumor, set())
-            if grade > 0:
-                docs.add(doc)
+    for number, line in _lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise TaskFiveFormatError(
+                f"{path}:{number}: qrels lines are 'rumor_id 0 tweet_id relevance'"
+            )
+        rumor, _iteration, doc, relevance = parts
+        try:
+            grade = int(relevance)
+        except ValueError as exc:
+            raise TaskFiveFormatError(f"{path}:{number}: relevance must be an int") from exc
+        docs = qrels.setdefault(rumor, set())
+        if grade > 0:
+            docs.add(doc)
     return qrels
 
 
@@ -175,20 +192,19 @@ def write_run(
 def read_run(path: str | Path) -> dict[str, list[str]]:
     """Rumor id -> tweet ids ordered by rank."""
     rows: dict[str, list[tuple[int, str]]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise TaskFiveFormatError(
-                    f"{path}:{number}: run lines are 'rumor_id Q0 tweet_id rank score tag'"
-                )
-            try:
-                rank = int(parts[3])
-            except ValueError as exc:
-                raise TaskFiveFormatError(f"{path}:{number}: rank must be an int") from exc
-            rows.setdefault(parts[0], []).append((rank, parts[2]))
+    for number, line in _lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise TaskFiveFormatError(
+                f"{path}:{number}: run lines are 'rumor_id Q0 tweet_id rank score tag'"
+            )
+        try:
+            rank = int(parts[3])
+        except ValueError as exc:
+            raise TaskFiveFormatError(f"{path}:{number}: rank must be an int") from exc
+        rows.setdefault(parts[0], []).append((rank, parts[2]))
     return {rumor: [doc for _r, doc in sorted(items)] for rumor, items in rows.items()}
 
 

@@ -1,40 +1,121 @@
-"""Engine and session factory, and bringing the schema up to date with Alembic."""
+"""Engine and session factory, bringing the schema up to date with Alembic, and riding out a
+database lock held by another process."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_exponential
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# SQLSTATEs of a lock that may clear: lock_not_available, serialization_failure,
+# deadlock_detected (PostgreSQL).
+_LOCK_SQLSTATES = frozenset({"55P03", "40001", "40P01"})
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    # WAL lets the review app read while the worker writes; busy_timeout makes concurrent
-    # writers wait instead of failing with "database is locked".
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
+class DatabaseBusy(Exception):
+    """The database stayed locked by someone else through every retry. One line to report;
+    nothing is wrong with the data, and running again later is safe."""
 
 
-def make_engine(url: str) -> Engine:
+def is_lock_error(exc: BaseException) -> bool:
+    """Whether `exc` is another connection holding a lock past our busy timeout."""
+    if not isinstance(exc, OperationalError):
+        return False
+    orig = exc.orig
+    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if code in _LOCK_SQLSTATES:
+        return True
+    message = str(orig).lower()
+    return "database is locked" in message or "database table is locked" in message
+
+
+def retry_when_locked(
+    fn: Callable[[], T],
+    *,
+    what: str,
+    attempts: int = 5,
+    backoff_s: float = 1.0,
+    max_backoff_s: float = 30.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run `fn`, again after an exponential backoff each time it meets a lock another
+    connection held past the busy timeout; after `attempts` runs, `DatabaseBusy`.
+
+    `fn` must be safe to run again after a lock error: one transaction (rolled back whole by
+    the error), or steps that each commit and are idempotent."""
+
+    def warn(state: RetryCallState) -> None:
+        wait = state.next_action.sleep if state.next_action else 0.0
+        log.warning(
+            "%s: the database is locked by another connection (attempt %d of %d); "
+            "retrying in %.1fs",
+            what,
+            state.attempt_number,
+            attempts,
+            wait,
+        )
+
+    retrying = Retrying(
+        stop=stop_after_attempt(max(1, attempts)),
+        wait=wait_exponential(multiplier=backoff_s, max=max_backoff_s),
+        retry=retry_if_exception(is_lock_error),
+        before_sleep=warn,
+        sleep=sleep,
+        reraise=True,
+    )
+    try:
+        return retrying(fn)
+    except OperationalError as exc:
+        if not is_lock_error(exc):
+            raise
+        raise DatabaseBusy(
+            f"{what}: the database stayed locked by another connection through "
+            f"{max(1, attempts)} attempt(s); nothing was lost, run again later"
+        ) from exc
+
+
+def _sqlite_pragmas(busy_timeout_s: float) -> Callable[[Any, Any], None]:
+    def pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        # WAL lets the review app read while the worker writes; busy_timeout makes concurrent
+        # writers wait instead of failing with "database is locked".
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+        cursor.close()
+
+    return pragmas
+
+
+def make_engine(url: str, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
         if database and database != ":memory:":
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
-        event.listen(engine, "connect", _sqlite_pragmas)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s}
+        )
+        event.listen(engine, "connect", _sqlite_pragmas(busy_timeout_s))
         return engine
     return create_engine(url, pool_pre_ping=True)
 
@@ -47,19 +128,25 @@ def alembic_config(url: str) -> AlembicConfig:
     return cfg
 
 
-def upgrade(url: str, revision: str = "head") -> None:
+def upgrade(
+    url: str, revision: str = "head", *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+) -> None:
     """Bring the database at `url` to `revision` (creates it if missing)."""
-    command.upgrade(alembic_config(url), revision)
+    cfg = alembic_config(url)
+    cfg.attributes["busy_timeout_s"] = busy_timeout_s
+    command.upgrade(cfg, revision)
 
 
 class Database:
     """One engine and session factory per process, schema migrated on open."""
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    def __init__(
+        self, url: str, *, migrate: bool = True, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+    ) -> None:
         self.url = url
         if migrate:
-            upgrade(url)
-        self.engine = make_engine(url)
+            upgrade(url, busy_timeout_s=busy_timeout_s)
+        self.engine = make_engine(url, busy_timeout_s=busy_timeout_s)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self) -> Session:

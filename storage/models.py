@@ -303,3 +303,19 @@ class SettingOverride(Base):
     value: Mapped[Any] = mapped_column(JSON)
     updated_by: Mapped[str] = mapped_column(String(128), default="", server_default="")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class LoginThrottle(Base):
+    """Failed review-app logins per account name or per client address, and the lockout they
+    earned. In the database so a lockout survives restarts and holds across web processes.
+    Unknown names get rows too, so a lockout does not reveal which accounts exist."""
+
+    __tablename__ = "login_throttle"
+
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True)  # account | address
+    key: Mapped[str] = mapped_column(String(256), primary_key=True)  # login name or IP address
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # this window
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    lockouts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # in a row
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_failure_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)

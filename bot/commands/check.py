@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -64,7 +63,7 @@ def load_post(text: str | None, post_json: Path | None) -> Post:
     if post_json is not None:
         try:
             return Post.model_validate_json(post_json.read_text(encoding="utf-8"))
-        except (OSError, ValidationError) as exc:
+        except (OSError, ValueError) as exc:  # ValidationError, and bytes that are not UTF-8
             raise typer.BadParameter(f"{post_json}: not a valid post: {exc}") from exc
     if not text or not text.strip():
         raise typer.BadParameter("give the post's TEXT or --post-json FILE")

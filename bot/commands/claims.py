@@ -55,27 +55,50 @@ def import_(
     ),
     index: Path | None = typer.Option(None, "--index", help="Claim index file."),
 ) -> None:
-    """Add fact-checks to the claim index; one record per review of a claim."""
-    from pipeline.claimreview import ClaimImportError, fetch_records, load_file
+    """Add fact-checks to the claim index; one record per review of a claim. A file or review
+    that cannot be imported gets a `failed:` line and the rest are still imported; the exit
+    status is 1 when anything failed."""
+    from pipeline.claimreview import ClaimImportError, read_file, read_url
+    from pipeline.claims import ClaimIndexError
     from pipeline.fetch import Fetcher
 
+    max_bytes = section(ctx, "claims", ClaimsConfig).import_max_bytes
     failures = 0
+
+    def failed(source: str, reason: str) -> None:
+        nonlocal failures
+        failures += 1
+        warn(f"failed: {source}: {reason}")
+
     with (
         _open(ctx, _index_path(ctx, index)) as claims_index,
         Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
     ):
         for source in sources:
             try:
-                records = fetch_records(source, fetcher) if _is_url(source) else load_file(source)
+                result = (
+                    read_url(source, fetcher)
+                    if _is_url(source)
+                    else read_file(source, max_bytes=max_bytes)
+                )
             except ClaimImportError as exc:
-                failures += 1
-                warn(f"failed: {exc}")
+                failed(source, str(exc))
                 continue
+            except Exception as exc:  # one unreadable source must not stop the others
+                failed(source, f"{type(exc).__name__}: {exc}")
+                continue
+            for reason in result.failures:
+                failed(source, reason)
+            records = result.records
             if not records:
-                failures += 1
-                warn(f"failed: no ClaimReview or Fact Check API claims in {source}")
+                if not result.failures:
+                    failed(source, "no ClaimReview or Fact Check API claims")
                 continue
-            added = claims_index.add(records)
+            try:
+                added = claims_index.add(records)
+            except (ClaimIndexError, ValueError) as exc:
+                failed(source, f"cannot store its reviews: {exc}")
+                continue
             unrated = sum(1 for r in records if r.rating.value == "unrated")
             say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
         total = len(claims_index)

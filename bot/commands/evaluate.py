@@ -27,6 +27,7 @@ from rich.table import Table
 
 from bot.commands.output import say, warn
 from bot.commands.settings import section
+from pipeline import safejson
 from pipeline.config import AuthorityConfig, ClaimsConfig, LLMConfig, RelevanceConfig
 from pipeline.taskfive import (
     Rumor,
@@ -116,9 +117,11 @@ def run_authority(
             retrieved = index.retrieve(rumor.text, k=k)
         result = RumorResult(rumor.id, [(r.statement.post_id, r.score) for r in retrieved])
         if llm is not None:
-            verdict = aggregate(
-                judge_stances(rumor.text, retrieved, llm, ledger), cfg.vote_threshold
+            assert llm_cfg is not None
+            judgements = judge_stances(
+                rumor.text, retrieved, llm, ledger, max_chars=llm_cfg.max_post_chars
             )
+            verdict = aggregate(judgements, cfg.vote_threshold)
             result.label = STANCE_TO_LABEL[verdict.stance.value]
             result.vote = verdict.score
         results.append(result)
@@ -230,7 +233,7 @@ def read_cases(path: Path) -> list[Any]:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            obj = json.loads(line)
+            obj = safejson.loads(line)  # a ValueError for anything unreadable, nesting included
             if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                 raise ValueError(f"{path}:{number}: expected an object with a 'text' string")
             rumor_id = obj.get("rumor_id")

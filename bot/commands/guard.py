@@ -32,6 +32,7 @@ def command(
             "length": report.length,
             "limit": report.limit,
             "problems": report.problems,
+            "urls": report.urls,  # the links a platform may create: approved, as written
         }
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
@@ -41,5 +42,7 @@ def command(
         console.print(Text(f"{status} ({platform.value}): {report.length}/{report.limit}"))
         for problem in report.problems:
             console.print(Text(f"  - {problem}"))
+        for url in report.urls:
+            console.print(Text(f"  link: {url}"))
     if not report.valid:
         raise typer.Exit(code=1)

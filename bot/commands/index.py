@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -20,9 +21,11 @@ from rich.text import Text
 
 from bot.commands.output import say, warn
 from bot.commands.settings import section
+from pipeline import safejson
 from pipeline.config import FetchConfig, RelevanceConfig
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
+from pipeline.urls import canonical_url
 
 app = typer.Typer(help="The local search index", no_args_is_help=True)
 
@@ -31,6 +34,8 @@ INDEX_ENV = "FACTNOTE_INDEX_PATH"
 SIDECAR_SUFFIX = ".meta.json"
 # Files picked up when a directory is given; a file named explicitly is read whatever its name.
 INDEXABLE_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".txt", ".text", ".md"})
+MAX_FILE_BYTES = 20_000_000  # a file is read up to this (its text is cut far below it anyway)
+MAX_SIDECAR_BYTES = 100_000
 
 
 class _FileError(Exception):
@@ -78,16 +83,47 @@ def _files(paths: list[Path]) -> Iterator[Path]:
             yield path
 
 
+def _read_capped(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (never more are read)."""
+    if not path.is_file():  # a directory, a device such as /dev/zero, a pipe
+        raise _FileError(f"{path}: not a file")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise _FileError(f"{path}: unreadable: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise _FileError(f"{path}: over {limit} bytes")
+    return data
+
+
+def _check_url(url: str, where: str) -> str:
+    """`url` when it can stand for a page (an http(s) URL with a host), else `_FileError`."""
+    shown = repr(url if len(url) <= 80 else url[:79] + "…")
+    try:
+        parts = urlsplit(url.strip())
+        usable = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+        _port = parts.port
+        canonical_url(url)
+    except ValueError:
+        usable = False
+    if not usable or any(c.isspace() or not c.isprintable() for c in url.strip()):
+        raise _FileError(f"{where}: {shown} is not an http(s) URL a page can stand for")
+    return url.strip()
+
+
 def _sidecar(path: Path) -> _Meta:
     sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
     if not sidecar.is_file():
         raise _FileError(f"{path}: no --url and no {sidecar.name} beside it")
     try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        raw = _read_capped(sidecar, MAX_SIDECAR_BYTES)
+        data = safejson.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, not JSON, nested too deep
         raise _FileError(f"{sidecar}: unreadable: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("url"), str) or not data["url"]:
         raise _FileError(f'{sidecar}: must be a JSON object with a "url" string')
+    data["url"] = _check_url(data["url"], str(sidecar))
     published = data.get("published")
     title = data.get("title")
     return _Meta(
@@ -102,20 +138,16 @@ def _content_type(path: Path) -> str:
 
 
 def _document(path: Path, meta: _Meta) -> Document:
-    from pipeline.extract import extract_document
+    from pipeline.extract import MAX_TITLE_CHARS, extract_document
 
-    if not path.is_file():
-        raise _FileError(f"{path}: not a file")
-    try:
-        body = path.read_bytes()
-    except OSError as exc:
-        raise _FileError(f"{path}: unreadable: {exc}") from exc
+    body = _read_capped(path, MAX_FILE_BYTES)
+    _check_url(meta.url, str(path))
     try:
         doc = extract_document(meta.url, body, _content_type(path), published=meta.published)
     except Exception as exc:  # one unparsable file must not stop the others
         raise _FileError(f"{path}: extraction failed: {type(exc).__name__}: {exc}") from exc
     if meta.title:
-        doc = doc.model_copy(update={"title": meta.title})
+        doc = doc.model_copy(update={"title": meta.title[:MAX_TITLE_CHARS]})
     if not doc.text.strip():
         raise _FileError(f"{path}: no text extracted")
     return doc

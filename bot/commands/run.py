@@ -13,9 +13,11 @@ from rich.text import Text
 from bot.config import Settings
 from bot.runtime import open_runtime
 from bot.service import Bot, CycleReport, build_adapters
-from bot.summary import Overview, overview
+from bot.summary import Overview, overview, poll_failing
+from storage.db import DatabaseBusy
 
 ModeOption = Literal["dry-run", "review", "live"]
+LOCKED_EXIT = 75  # EX_TEMPFAIL: try again later
 
 
 def run_command(
@@ -29,18 +31,23 @@ def run_command(
     settings: Settings = ctx.obj
     if mode is not None:
         apply_mode(settings, mode)  # validated before anything starts
-    with open_runtime(settings) as runtime:
-        settings = runtime.settings
-        if mode is not None:
-            # The operator's flag wins over modes an admin stored in the database.
-            apply_mode(settings, mode)
-        bot = Bot(runtime, build_adapters(settings))
-        if once:
-            report = bot.run_once()
-            print_cycle(report)
-            print_overview(overview(runtime.db), settings)
-        else:
-            bot.run_forever()
+    try:
+        with open_runtime(settings) as runtime:
+            settings = runtime.settings
+            if mode is not None:
+                # The operator's flag wins over modes an admin stored in the database.
+                apply_mode(settings, mode)
+            bot = Bot(runtime, build_adapters(settings))
+            if once:
+                report = bot.run_once()
+                print_cycle(report)
+                print_overview(overview(runtime.db), settings)
+            else:
+                bot.run_forever()
+    except DatabaseBusy as exc:
+        # Another process held the database through every retry: one line, no traceback.
+        typer.echo(f"factnote run: {exc}", err=True)
+        raise typer.Exit(LOCKED_EXIT) from None
 
 
 def apply_mode(settings: Settings, mode: str) -> None:
@@ -56,9 +63,17 @@ def status_command(
 ) -> None:
     """Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors."""
     settings: Settings = ctx.obj
-    from storage.db import Database
+    from sqlalchemy.exc import OperationalError
 
-    db = Database(settings.database_url)
+    from storage.db import Database, is_lock_error
+
+    try:
+        db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
+    except OperationalError as exc:
+        if not is_lock_error(exc):
+            raise
+        typer.echo("factnote status: the database is locked by another process", err=True)
+        raise typer.Exit(LOCKED_EXIT) from None
     view = overview(db)
     db.dispose()
     if json_:
@@ -71,7 +86,11 @@ def status_command(
                             "adapter": p.adapter,
                             "last_poll_at": p.last_poll_at.isoformat() if p.last_poll_at else None,
                             "last_poll_new": p.last_poll_count,
+                            "failing": poll_failing(p),
                             "last_error": p.last_error,
+                            "last_error_at": (
+                                p.last_error_at.isoformat() if p.last_error_at else None
+                            ),
                             "next_poll_at": p.next_poll_at.isoformat() if p.next_poll_at else None,
                         }
                         for p in view.polls
@@ -116,13 +135,17 @@ def print_overview(view: Overview, settings: Settings) -> None:
     table.add_row("total", str(view.total))
     console.print(table)
     if view.polls:
-        polls = Table("adapter", "last poll", "new", "last error", title="Polling")
+        polls = Table("adapter", "last poll", "new", "state", "last error", title="Polling")
         for p in view.polls:
+            error = p.last_error or ""
+            if error and p.last_error_at is not None:
+                error = f"{p.last_error_at.isoformat(timespec='seconds')}: {error}"
             polls.add_row(
                 p.adapter,
                 p.last_poll_at.isoformat(timespec="seconds") if p.last_poll_at else "-",
                 str(p.last_poll_count),
-                Text(p.last_error or ""),
+                "failing" if poll_failing(p) else "ok",
+                Text(error),
             )
         console.print(polls)
     if view.budgets:

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from bot import users
 from bot.config import Settings
+from pipeline.records import utcnow
 from storage.db import Database
 
 app = typer.Typer(help="Review-app accounts: moderators and admins.", no_args_is_help=True)
@@ -83,11 +84,38 @@ def enable(ctx: typer.Context, username: str = typer.Argument(...)) -> None:
     typer.echo(f"enabled {username}")
 
 
+@app.command("unlock")
+def unlock(
+    ctx: typer.Context,
+    username: str | None = typer.Argument(None, help="Account whose login lockout to lift."),
+    address: str | None = typer.Option(
+        None, "--address", help="Also (or instead) lift the lockout of this client address."
+    ),
+) -> None:
+    """Lift a login lockout (too many failed logins) now, and forget the failures."""
+    if not username and not address:
+        _fail("give a username, --address, or both")
+        return
+    db = _db(ctx)
+    try:
+        if username:
+            had = users.unlock_user(db, username)
+            typer.echo(f"unlocked {username}" if had else f"{username} was not locked")
+        if address:
+            had = users.unlock_address(db, address)
+            typer.echo(f"unlocked address {address}" if had else f"{address} was not locked")
+    except users.UserError as exc:
+        _fail(str(exc))
+    finally:
+        db.dispose()
+
+
 @app.command("list")
 def list_(ctx: typer.Context, json_: bool = typer.Option(False, "--json")) -> None:
     """Accounts, their roles and whether they are active."""
     db = _db(ctx)
     accounts = users.list_users(db)
+    locked = {lk.key: lk.until for lk in users.lockouts(db, utcnow()) if lk.scope == users.ACCOUNT}
     db.dispose()
     if json_:
         typer.echo(
@@ -98,6 +126,9 @@ def list_(ctx: typer.Context, json_: bool = typer.Option(False, "--json")) -> No
                         "role": a.role,
                         "active": a.active,
                         "last_login_at": a.last_login_at.isoformat() if a.last_login_at else None,
+                        "locked_until": (
+                            locked[a.username].isoformat() if a.username in locked else None
+                        ),
                     }
                     for a in accounts
                 ],
@@ -106,8 +137,9 @@ def list_(ctx: typer.Context, json_: bool = typer.Option(False, "--json")) -> No
             )
         )
         return
-    table = Table("username", "role", "active", "last login")
+    table = Table("username", "role", "active", "last login", "locked out until")
     for a in accounts:
         last = a.last_login_at.isoformat(timespec="minutes") if a.last_login_at else "-"
-        table.add_row(Text(a.username), a.role, "yes" if a.active else "no", last)
+        until = locked[a.username].isoformat(timespec="minutes") if a.username in locked else "-"
+        table.add_row(Text(a.username), a.role, "yes" if a.active else "no", last, until)
     Console(highlight=False).print(table)

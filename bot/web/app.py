@@ -3,16 +3,18 @@ settings and users, `/healthz` and `/metrics`. Server-rendered with Jinja2 (auto
 
 Every page but `/login`, `/healthz`, `/metrics` and the stylesheet needs a session; every POST
 needs the session's CSRF token. Moderator actions go through `bot.review`, which records who
-did what and re-runs the guard on edits.
+did what and re-runs the guard on edits. Logins are throttled per name and per client address
+(`bot.users.attempt_login`). `/metrics` needs `Authorization: Bearer <web.metrics_token>` when
+that token is set, and otherwise answers only requests from this machine (loopback).
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import math
 import secrets
 from collections.abc import Awaitable, Callable
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -25,8 +27,8 @@ from fastapi.templating import Jinja2Templates
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import select, text
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.sessions import SessionMiddleware
 from starlette.responses import Response
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from bot import overrides, review, users
 from bot.config import Settings
@@ -43,6 +45,12 @@ from bot.web.auth import (
     session_account,
 )
 from bot.web.render import contains_quote, day, highlight, safe_href, when
+from bot.web.security import (
+    SchemeAwareSessions,
+    bearer_matches,
+    client_address,
+    is_local_request,
+)
 from pipeline import guard
 from pipeline.records import Stance, Tier, Verdict, utcnow
 from storage.db import Database
@@ -57,19 +65,14 @@ SESSION_MAX_AGE_S = 12 * 3600
 _FLASH = "flash"
 
 
-def _secret() -> str:
-    value = os.environ.get("FACTNOTE_WEB_SECRET", "")
-    if value:
-        return value
+def _secret(configured: str) -> str:
+    if configured:
+        return configured
     log.warning(
         "FACTNOTE_WEB_SECRET is not set: using a random session secret, so sessions end when "
         "this process stops and are not shared between processes"
     )
     return secrets.token_urlsafe(48)
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _templates() -> Jinja2Templates:
@@ -108,16 +111,23 @@ def create_app(
     *,
     secret: str | None = None,
     secure_cookies: bool | None = None,
+    clock: Callable[[], datetime] = utcnow,
 ) -> FastAPI:
-    """The review app over `db`. `secret` signs session cookies (default: FACTNOTE_WEB_SECRET,
-    else random per process); `secure_cookies` (default: FACTNOTE_WEB_SECURE_COOKIES) marks
-    them Secure, for deployments behind HTTPS."""
+    """The review app over `db`, configured by `settings.web` (see `Settings.web_config`).
+    `secret` signs session cookies (default: the configured web secret, else random per
+    process); `secure_cookies` marks them Secure always (True) or never (False), overriding the
+    setting, whose default is: when the request came over HTTPS. `clock` is the time the login
+    throttle goes by."""
+    web = settings.web_config()
     app = FastAPI(title="factnote review", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.db = db
     app.state.settings = settings
     app.state.metrics = registry_for(db)
     templates = _templates()
-    secure = _env_flag("FACTNOTE_WEB_SECURE_COOKIES") if secure_cookies is None else secure_cookies
+    secure = web.secure_cookies if secure_cookies is None else secure_cookies
+    login_policy = users.LoginPolicy.from_config(web)
+    metrics_token = web.metrics_token.get_secret_value() if web.metrics_token else ""
+    proxies = [h.strip() for h in web.trusted_proxies if h.strip()]
 
     @app.middleware("http")
     async def security_headers(
@@ -138,13 +148,16 @@ def create_app(
         return response
 
     app.add_middleware(
-        SessionMiddleware,
-        secret_key=secret or _secret(),
+        SchemeAwareSessions,
+        secure=secure,
+        secret_key=secret or _secret(web.secret.get_secret_value() if web.secret else ""),
         session_cookie=SESSION_COOKIE,
         max_age=SESSION_MAX_AGE_S,
         same_site="lax",
-        https_only=secure,
     )
+    if proxies:
+        # Outermost, so the sessions and every handler see the real client and scheme.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     def effective() -> Settings:
@@ -211,7 +224,19 @@ def create_app(
         return JSONResponse({"status": "ok"})
 
     @app.get("/metrics")
-    def metrics() -> Response:
+    def metrics(request: Request) -> Response:
+        if metrics_token:
+            if not bearer_matches(request.headers.get("authorization"), metrics_token):
+                return PlainTextResponse(
+                    "A valid bearer token is required.\n",
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+        elif not is_local_request(request, proxies_trusted=bool(proxies)):
+            return PlainTextResponse(
+                "Metrics are served to this machine only (or set FACTNOTE_WEB__METRICS_TOKEN).\n",
+                status_code=403,
+            )
         return Response(render(app.state.metrics), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/login", response_class=HTMLResponse)
@@ -227,7 +252,28 @@ def create_app(
         password: str = Form(""),
         next: str = Form("/"),
     ) -> Response:
-        account = users.authenticate(db, username.strip(), password)
+        result = users.attempt_login(
+            db,
+            username.strip(),
+            password,
+            client_address(request),
+            now=clock(),
+            policy=login_policy,
+        )
+        account = result.account
+        if account is None and result.locked_until is not None:
+            # The same for an unknown name: those are counted and locked out too.
+            wait_s = max(1, math.ceil((result.locked_until - clock()).total_seconds()))
+            response = page(
+                request,
+                "login.html",
+                429,
+                next=safe_next(next),
+                error=f"Too many failed logins. Try again in {math.ceil(wait_s / 60)} minute(s).",
+                username=username,
+            )
+            response.headers["Retry-After"] = str(wait_s)
+            return response
         if account is None:
             # One message for unknown user, wrong password and disabled account.
             return page(
@@ -560,7 +606,15 @@ def create_app(
 
     @app.get("/admin/users", response_class=HTMLResponse)
     def admin_users(request: Request, account: Account = Depends(require_admin)) -> Response:
-        return page(request, "admin_users.html", accounts=users.list_users(db), roles=users.ROLES)
+        locks = users.lockouts(db, clock())
+        return page(
+            request,
+            "admin_users.html",
+            accounts=users.list_users(db),
+            roles=users.ROLES,
+            locked={lk.key: lk.until for lk in locks if lk.scope == users.ACCOUNT},
+            locked_addresses=[lk for lk in locks if lk.scope == users.ADDRESS],
+        )
 
     @app.post("/admin/users", dependencies=[Depends(csrf.verify_csrf)])
     def admin_users_add(
@@ -581,7 +635,7 @@ def create_app(
     def admin_users_change(
         request: Request, username: str, change: str, account: Account = Depends(require_admin)
     ) -> Response:
-        if change not in ("disable", "enable"):
+        if change not in ("disable", "enable", "unlock"):
             raise StarletteHTTPException(404, "Unknown action.")
         if username == account.username and change == "disable":
             flash(request, "error", "You cannot disable your own account.")
@@ -589,11 +643,26 @@ def create_app(
         try:
             if change == "disable":
                 users.disable_user(db, username)
-            else:
+            elif change == "enable":
                 users.enable_user(db, username)
-            flash(request, "ok", f"User {username} {change}d.")
+            else:
+                users.unlock_user(db, username)
+                log.warning("login lockout of %r lifted by %s", username, account.username)
+            done = {"disable": "disabled", "enable": "enabled", "unlock": "unlocked"}[change]
+            flash(request, "ok", f"User {username} {done}.")
         except users.UserError as exc:
             flash(request, "error", str(exc))
+        return redirect("/admin/users")
+
+    @app.post("/admin/lockouts/address", dependencies=[Depends(csrf.verify_csrf)])
+    def admin_unlock_address(
+        request: Request, account: Account = Depends(require_admin), address: str = Form("")
+    ) -> Response:
+        if users.unlock_address(db, address):
+            log.warning("login lockout of %s lifted by %s", address.strip(), account.username)
+            flash(request, "ok", f"Address {address.strip()} unlocked.")
+        else:
+            flash(request, "error", f"Address {address.strip()!r} was not locked.")
         return redirect("/admin/users")
 
     return app

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from alembic import context
 
-from storage.db import make_engine
+from storage.db import DEFAULT_BUSY_TIMEOUT_S, make_engine
 from storage.models import Base, UTCDateTime
 
 config = context.config
@@ -35,7 +35,9 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     url = config.get_main_option("sqlalchemy.url")
     assert url is not None
-    engine = make_engine(url)
+    engine = make_engine(
+        url, busy_timeout_s=config.attributes.get("busy_timeout_s", DEFAULT_BUSY_TIMEOUT_S)
+    )
     with engine.connect() as connection:
         # Batch mode lets later migrations alter SQLite tables (ALTER TABLE is limited there).
         context.configure(

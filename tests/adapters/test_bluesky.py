@@ -2,6 +2,20 @@
 
 The fake PDS answers XRPC endpoints by NSID with response bodies from tests/fixtures/bluesky,
 issues and checks its own tokens, counts logins and records every request.
+
+Where the shapes come from (tests/fixtures/bluesky/SOURCES.md lists each file):
+- Response bodies follow the lexicons as generated into the SDK: atproto_client/models/app/bsky/
+  notification/list_notifications.py (Notification), app/bsky/feed/defs.py (ThreadViewPost,
+  PostView, ViewerState.reply_disabled), com/atproto/repo/{create,get,list}_record.py.
+- Which notifications exist follows the AppView's indexer (bluesky-social/atproto,
+  packages/bsky/src/data-plane/server/indexing/plugins/post.ts, `notifsForInsert`): a mention
+  facet gives `mention` and wins over `reply`/`quote` for the same DID; `reply` goes to ancestors,
+  `quote` to the quoted post's author; listNotifications filters by its `reasons` parameter.
+- The repo endpoints follow the PDS (packages/pds/src/api/com/atproto/repo/createRecord.ts,
+  getRecord.ts, listRecords.ts): a create on an existing key fails inside the MST add ("There is
+  already a value at key"), which the XRPC server answers as 500 InternalServerError; getRecord
+  on a missing key is 400 RecordNotFound; listRecords returns newest keys first with the last key
+  as cursor.
 """
 
 from __future__ import annotations
@@ -13,16 +27,19 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from atproto import Client, Request, Session
+from atproto_client.models.string_formats import TID_RE
+from sqlalchemy import select
 from typer.testing import CliRunner
 
 from adapters.base import (
+    AccessDenied,
     Adapter,
     PlatformError,
     RateLimited,
@@ -36,7 +53,10 @@ from adapters.bluesky import (
     BlueskyCredentials,
     ReplyTooLong,
     link_label,
+    reply_record_key,
 )
+from storage.db import Database
+from storage.models import Request as RequestRow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bluesky"
 PDS = "https://pds.test"
@@ -54,6 +74,10 @@ DAVE = "at://did:plc:dave8mn1op4qr7st0uv3wx6y/app.bsky.feed.post/3ldavereply7g"
 ERIN = "at://did:plc:erin5ab8cd1ef4gh7ij0kl3m/app.bsky.feed.post/3lerinmenti9i"
 FRANK = "at://did:plc:frank9no2pq5rs8tu1vw4xy7/app.bsky.feed.post/3lfrankment1k"
 GINA = "at://did:plc:gina4yz7ab0cd3ef6gh9ij2k/app.bsky.feed.post/3lginachart2l"
+# A reply to Dave's reply under our post (a grandchild of ours), and a quote of our post.
+IVAN = "at://did:plc:ivan2cd5ef8gh1ij4kl7mn0p/app.bsky.feed.post/3livangrand5r"
+JUDY = "at://did:plc:judy6gh9ij2kl5mn8op1qr4s/app.bsky.feed.post/3ljudyquote6s"
+POSTS = "app.bsky.feed.post"
 HEALTH = "health.example.gov"
 
 
@@ -96,13 +120,17 @@ class FakePDS:
     failures: dict[str, list[httpx.Response | Exception]] = field(default_factory=dict)
     profile: dict[str, Any] = field(default_factory=lambda: load("profile_record.json"))
     threads: dict[str, dict[str, Any]] = field(default_factory=dict)
-    replies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Our repo's app.bsky.feed.post records by record key: {uri, cid, value}.
+    posts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    honour_reasons: bool = True  # as the AppView does; False plays a server that ignores it
+    lose_next_create_answer: bool = False  # store the record, then drop the connection
 
     def __post_init__(self) -> None:
         for path in sorted(FIXTURES.glob("thread_*.json")):
             body = load(path.name)
-            table = self.replies if path.name.endswith("_with_replies.json") else self.threads
-            table[body["thread"]["post"]["uri"]] = body
+            self.threads[body["thread"]["post"]["uri"]] = body
+        for record in load("list_records_bot_posts.json")["records"]:
+            self.posts[record["uri"].rsplit("/", 1)[-1]] = record
 
     # -- helpers for tests
     def issue(self, *, access_ttl: int = 7200) -> tuple[str, str]:
@@ -196,19 +224,23 @@ class FakePDS:
     def _listNotifications(self, request: httpx.Request, body: Any) -> httpx.Response:
         cursor = request.url.params.get("cursor")
         if cursor is None:
-            return self._json(200, load("notifications_page1.json"))
-        if cursor == load("notifications_page1.json")["cursor"]:
-            return self._json(200, load("notifications_page2.json"))
-        return self._json(200, {"notifications": []})
+            page = load("notifications_page1.json")
+        elif cursor == load("notifications_page1.json")["cursor"]:
+            page = load("notifications_page2.json")
+        else:
+            page = {"notifications": []}
+        reasons = request.url.params.get_list("reasons")
+        if self.honour_reasons and reasons:
+            page["notifications"] = [n for n in page["notifications"] if n["reason"] in reasons]
+        return self._json(200, page)
 
     def _updateSeen(self, request: httpx.Request, body: Any) -> httpx.Response:
         return httpx.Response(200)
 
     def _getPostThread(self, request: httpx.Request, body: Any) -> httpx.Response:
         uri = request.url.params["uri"]
-        table = self.replies if request.url.params.get("depth") == "1" else self.threads
-        if uri in table:
-            return self._json(200, table[uri])
+        if uri in self.threads:
+            return self._json(200, self.threads[uri])
         return self._error(400, "NotFound", f"Post not found: {uri}")
 
     def _getPosts(self, request: httpx.Request, body: Any) -> httpx.Response:
@@ -222,12 +254,34 @@ class FakePDS:
         return self._json(200, {"posts": [views[u] for u in wanted if u in views]})
 
     def _createRecord(self, request: httpx.Request, body: Any) -> httpx.Response:
-        return self._json(200, load("create_record.json"))
+        assert body is not None and body["repo"] == BOT_DID
+        rkey = body.get("rkey") or f"3lnew{len(self.calls):08d}"
+        if rkey in self.posts:
+            # The MST refuses a second value at a key; the XRPC server hides the message.
+            return self._error(500, "InternalServerError", "Internal Server Error")
+        uri = f"at://{BOT_DID}/{body['collection']}/{rkey}"
+        cid = f"bafyreid{rkey}qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+        self.posts[rkey] = {"uri": uri, "cid": cid, "value": body["record"]}
+        if self.lose_next_create_answer:
+            self.lose_next_create_answer = False
+            raise httpx.ReadTimeout("the answer was lost", request=request)
+        return self._json(200, load("create_record.json") | {"uri": uri, "cid": cid})
+
+    def _listRecords(self, request: httpx.Request, body: Any) -> httpx.Response:
+        params = request.url.params
+        assert (params["repo"], params["collection"]) == (BOT_DID, POSTS)
+        limit = int(params.get("limit", "50"))
+        keys = sorted(self.posts, reverse=True)
+        if params.get("cursor"):
+            keys = [k for k in keys if k < params["cursor"]]
+        page = keys[:limit]
+        out: dict[str, Any] = {"records": [self.posts[k] for k in page]}
+        if len(keys) > limit:
+            out["cursor"] = page[-1]
+        return self._json(200, out)
 
     def _getAuthorFeed(self, request: httpx.Request, body: Any) -> httpx.Response:
         actor = request.url.params["actor"]
-        if actor == BOT_DID:
-            return self._json(200, load("author_feed_bot.json"))
         if actor == HEALTH:
             page1 = load("author_feed_health_page1.json")
             if request.url.params.get("cursor") == page1["cursor"]:
@@ -236,7 +290,13 @@ class FakePDS:
         return self._error(400, "InvalidRequest", "Profile not found")
 
     def _getRecord(self, request: httpx.Request, body: Any) -> httpx.Response:
-        return self._json(200, self.profile)
+        params = request.url.params
+        if params["collection"] == "app.bsky.actor.profile":
+            return self._json(200, self.profile)
+        if params["repo"] == BOT_DID and params["rkey"] in self.posts:
+            return self._json(200, self.posts[params["rkey"]])
+        uri = f"at://{params['repo']}/{params['collection']}/{params['rkey']}"
+        return self._error(400, "RecordNotFound", f"Could not locate record: {uri}")
 
     def _putRecord(self, request: httpx.Request, body: Any) -> httpx.Response:
         assert body is not None
@@ -308,15 +368,17 @@ def test_fetch_pages_back_to_the_cursor_and_returns_new_summons_oldest_first(
     assert len(listed) == 2
     assert listed[0].params.get("cursor") is None
     assert listed[1].params["cursor"] == "2026-03-01T10:02:59.100Z"
-    assert listed[0].params.get_list("reasons") == ["mention", "reply", "quote"]
+    assert listed[0].params.get_list("reasons") == ["mention"]
     assert listed[0].params["limit"] == "100"
     assert [s.id for s in result.summons] == [GINA, FRANK, ERIN, ALICE, DAVE, CAROL]
     assert result.cursor == "2026-03-01T10:05:00.000Z"
 
 
 def test_fetch_stops_at_the_first_page_when_the_cursor_is_on_it(
-    adapter: BlueskyAdapter, pds: FakePDS
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS
 ) -> None:
+    adapter = make_adapter(overlap=timedelta(0))
+
     result = adapter.fetch_summons("2026-03-01T10:02:59.100Z")
 
     assert len(pds.named("app.bsky.notification.listNotifications")) == 1
@@ -325,13 +387,72 @@ def test_fetch_stops_at_the_first_page_when_the_cursor_is_on_it(
 
 
 def test_fetch_with_nothing_new_keeps_the_cursor_and_marks_nothing_seen(
-    adapter: BlueskyAdapter, pds: FakePDS
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS
 ) -> None:
-    result = adapter.fetch_summons("2026-03-01T10:05:00.000Z")
+    result = make_adapter(overlap=timedelta(0)).fetch_summons("2026-03-01T10:05:00.000Z")
 
     assert result.summons == []
     assert result.cursor is None
     assert pds.named("app.bsky.notification.updateSeen") == []
+
+
+def test_a_mention_sorted_behind_the_cursor_is_read_through_the_overlap(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS
+) -> None:
+    # Erin, Frank and Gina sort (min of createdAt and indexedAt) up to 2.5 minutes behind a
+    # cursor taken at 10:02:30: posts created before that poll and indexed after it.
+    cursor = "2026-03-01T10:02:30.000Z"
+
+    late = make_adapter().fetch_summons(cursor)
+    strict = make_adapter(overlap=timedelta(0)).fetch_summons(cursor)
+
+    assert [s.id for s in late.summons] == [GINA, FRANK, ERIN, ALICE, DAVE, CAROL]
+    assert [s.id for s in strict.summons] == [ALICE, DAVE, CAROL]
+    assert late.cursor == strict.cursor == "2026-03-01T10:05:00.000Z"
+
+
+def test_only_the_overlap_read_again_keeps_the_cursor_and_marks_nothing_seen(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    result = adapter.fetch_summons("2026-03-01T10:05:00.000Z")
+
+    assert {s.id for s in result.summons} == {GINA, FRANK, ERIN, ALICE, DAVE, CAROL}
+    assert result.cursor is None
+    assert pds.named("app.bsky.notification.updateSeen") == []
+
+
+def test_overlap_repeats_are_not_resolved_again_once_the_runtime_stored_the_cursor(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    first = adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+    resolved = len(pds.named("app.bsky.feed.getPostThread"))
+
+    # The runtime did not store the first result (old cursor again): everything comes back.
+    again = adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+    # It stored it: the overlap finds the same posts and returns none of them.
+    stored = adapter.fetch_summons(first.cursor)
+
+    assert [s.id for s in again.summons] == [s.id for s in first.summons]
+    assert stored.summons == [] and stored.cursor is None
+    assert len(pds.named("app.bsky.feed.getPostThread")) == 2 * resolved
+
+
+def test_overlap_repeats_after_a_restart_make_no_second_request(
+    make_adapter: Callable[..., BlueskyAdapter], db: Database
+) -> None:
+    from bot.intake import poll
+
+    first = poll(make_adapter(), db, "dry-run")  # no cursor yet: the newest page only
+    # New processes remember nothing: the overlap returns what was stored again.
+    second = poll(make_adapter(), db, "dry-run")
+    third = poll(make_adapter(), db, "dry-run")
+
+    assert (first.seen, first.new, first.error) == (3, 3, None)
+    assert (second.seen, second.new, second.error) == (6, 3, None)  # 3 sorted behind
+    assert (third.seen, third.new, third.error) == (6, 0, None)
+    with db.session() as session:
+        ids = session.scalars(select(RequestRow.summons_id)).all()
+    assert sorted(ids) == sorted([ALICE, DAVE, CAROL, ERIN, FRANK, GINA])
 
 
 def test_first_fetch_without_cursor_reads_one_page_only(
@@ -341,6 +462,40 @@ def test_first_fetch_without_cursor_reads_one_page_only(
 
     assert len(pds.named("app.bsky.notification.listNotifications")) == 1
     assert [s.id for s in result.summons] == [ALICE, DAVE, CAROL]
+
+
+@pytest.mark.parametrize("server_filters", [True, False])
+def test_a_grandchild_reply_and_a_quote_of_our_post_are_not_summons(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS, server_filters: bool
+) -> None:
+    pds.honour_reasons = server_filters
+
+    ids = [s.id for s in make_adapter().fetch_summons("2026-03-01T09:30:00.000Z").summons]
+
+    assert IVAN not in ids and JUDY not in ids
+    assert ids == [GINA, FRANK, ERIN, ALICE, DAVE, CAROL]
+    listed = pds.named("app.bsky.notification.listNotifications")[0]
+    assert listed.params.get_list("reasons") == ["mention"]
+
+
+def test_a_reply_notification_whose_record_mentions_us_is_a_summons(
+    adapter: BlueskyAdapter, pds: FakePDS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not what the AppView sends today (the mention wins), but such a record did tag us.
+    pds.honour_reasons = False
+    page = load("notifications_page1.json")
+    for note in page["notifications"]:
+        if note["uri"] in (DAVE, IVAN):
+            note["reason"] = "reply"
+    monkeypatch.setattr(
+        pds,
+        "_listNotifications",
+        lambda request, body: pds._json(200, page | {"cursor": None}),
+    )
+
+    ids = [s.id for s in adapter.fetch_summons("2026-03-01T09:30:00.000Z").summons]
+
+    assert DAVE in ids and IVAN not in ids
 
 
 def test_update_seen_uses_a_time_taken_before_listing(
@@ -551,16 +706,55 @@ def test_a_rejected_session_is_replaced_by_one_password_login(
     assert adapter.relogins == 1
 
 
-def test_a_wrong_password_is_a_non_retryable_error(pds: FakePDS, tmp_path: Path) -> None:
+def test_after_a_refused_login_the_adapter_stops_logging_in(pds: FakePDS, tmp_path: Path) -> None:
+    creds = BlueskyCredentials(handle=BOT_HANDLE, app_password="wrong", pds=PDS)
+    adapter = BlueskyAdapter(creds, session_path=tmp_path / "s", client=pds.client())
+    assert adapter.login_halted is None
+
+    with pytest.raises(AccessDenied) as first:
+        adapter.recent_posts(HEALTH)
+    with pytest.raises(AccessDenied) as second:
+        adapter.fetch_summons(None)
+
+    # createSession allows 30 per 5 minutes and 300 a day: one refused try is enough.
+    assert len(pds.named("com.atproto.server.createSession")) == 1
+    assert first.value.status == 401
+    assert adapter.login_halted is not None and "refused" in adapter.login_halted
+    assert "restart" in str(second.value)
+    assert PASSWORD not in str(second.value) and "wrong" not in str(second.value)
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_server_error_at_login_does_not_stop_logging_in(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    pds.fail("com.atproto.server.createSession", pds._error(502, "UpstreamFailure", "down"))
+
+    with pytest.raises(PlatformError) as info:
+        adapter.recent_posts(HEALTH, limit=1)
+    posts = adapter.recent_posts(HEALTH, limit=1)
+
+    assert info.value.retryable and not isinstance(info.value, AccessDenied)
+    assert adapter.login_halted is None
+    assert len(posts) == 1
+    assert len(pds.named("com.atproto.server.createSession")) == 2
+
+
+def test_factnote_status_shows_a_stopped_login(pds: FakePDS, tmp_path: Path, db: Database) -> None:
+    from bot.intake import poll
+    from bot.summary import overview
+
     creds = BlueskyCredentials(handle=BOT_HANDLE, app_password="wrong", pds=PDS)
     adapter = BlueskyAdapter(creds, session_path=tmp_path / "s", client=pds.client())
 
-    with pytest.raises(PlatformError) as info:
-        adapter.recent_posts(HEALTH)
+    poll(adapter, db, "dry-run")
+    poll(adapter, db, "dry-run")
 
-    assert info.value.retryable is False
-    assert info.value.status == 401
-    assert not (tmp_path / "s").exists()
+    (row,) = overview(db).polls
+    assert row.adapter == "bluesky"
+    assert row.last_error is not None
+    assert row.last_error.startswith("AccessDenied") and "not logging in again" in row.last_error
+    assert len(pds.named("com.atproto.server.createSession")) == 1
 
 
 # ------------------------------------------------------------------ replies
@@ -584,8 +778,88 @@ def test_reply_deep_in_a_thread_uses_thread_root_and_the_mention_as_parent(
     assert (parent["uri"], parent["cid"]) == (ALICE, thread["post"]["cid"])
     assert record["langs"] == ["fr"]
     assert record["text"] == "Aucun rappel n'a été annoncé."
-    assert receipt.reply_id == load("create_record.json")["uri"]
-    assert receipt.url == "https://bsky.app/profile/factnote.bsky.social/post/3lnewreply8v8"
+    assert record["$type"] == "app.bsky.feed.post" and record["createdAt"]
+    rkey = created.body["rkey"]
+    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/{rkey}"
+    assert receipt.url == f"https://bsky.app/profile/factnote.bsky.social/post/{rkey}"
+
+
+def test_the_reply_record_key_is_a_tid_fixed_by_the_summons(adapter: BlueskyAdapter) -> None:
+    summons = fetch_all(adapter)
+    alice = summons[ALICE]
+
+    keys = {reply_record_key(s) for s in summons.values()}
+
+    assert reply_record_key(alice) == reply_record_key(Summons.model_validate(alice.model_dump()))
+    assert len(keys) == len(summons)
+    assert all(TID_RE.match(k) for k in keys)
+    # Same millisecond, another summons: another key.
+    twin = alice.model_copy(update={"id": ALICE.replace("3lalicement3c", "3lalicetwin3d")})
+    assert reply_record_key(twin) != reply_record_key(alice)
+    # Odd client clocks still give a valid key.
+    ancient = alice.model_copy(update={"created_at": datetime(1, 1, 1, tzinfo=UTC)})
+    assert TID_RE.match(reply_record_key(ancient))
+
+
+def test_a_retried_reply_after_a_crash_makes_no_second_post(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    alice = fetch_all(adapter)[ALICE]
+    before = len(pds.posts)
+
+    first = adapter.post_reply(alice, "Aucun rappel.")
+    # The process died before storing `first`; the next attempt sends the same create.
+    again = adapter.post_reply(alice, "Aucun rappel.")
+
+    creates = pds.named("com.atproto.repo.createRecord")
+    assert len(creates) == 2
+    assert creates[0].body is not None and creates[1].body is not None
+    assert creates[0].body["rkey"] == creates[1].body["rkey"] == reply_record_key(alice)
+    assert len(pds.posts) == before + 1
+    assert again.reply_id == first.reply_id
+    assert again.posted_at == datetime.fromisoformat(creates[0].body["record"]["createdAt"])
+
+
+def test_a_create_whose_answer_was_lost_is_confirmed_from_our_repo(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    pds.lose_next_create_answer = True
+
+    receipt = adapter.post_reply(carol, "Non.")
+
+    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/{reply_record_key(carol)}"
+    assert len(pds.named("com.atproto.repo.createRecord")) == 1
+    (read,) = pds.named("com.atproto.repo.getRecord")
+    assert read.params["rkey"] == reply_record_key(carol)
+
+
+def test_a_thread_gate_set_after_intake_stops_the_reply(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    alice = fetch_all(adapter)[ALICE]
+    assert alice.reply_allowed
+    # Alice's thread got a gate while the draft waited for review.
+    pds.threads[ALICE]["thread"]["post"]["viewer"]["replyDisabled"] = True
+
+    with pytest.raises(ReplyForbidden, match="thread gate"):
+        adapter.post_reply(alice, "Aucun rappel.")
+
+    assert pds.named("com.atproto.repo.createRecord") == []
+    check = pds.named("app.bsky.feed.getPostThread")[-1]
+    assert check.params["uri"] == ALICE
+
+
+def test_a_summons_deleted_before_posting_is_not_answered(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    del pds.threads[CAROL]
+
+    with pytest.raises(ReplyForbidden, match="deleted"):
+        adapter.post_reply(carol, "Non.")
+
+    assert pds.named("com.atproto.repo.createRecord") == []
 
 
 def test_reply_without_stored_refs_reads_them_from_the_summons_post(
@@ -608,7 +882,7 @@ def test_link_facets_have_exact_byte_offsets_after_non_ascii_text(
     url = "https://www.who.int/news/item/14-03-2026-hot-water-and-influenza"
     text = f"Résumé 🇫🇷👍🏽 中文說明: faux. Source {url}. Fin"
 
-    adapter.post_reply(carol, text)
+    adapter.post_reply(carol, text, [url])
 
     body = pds.named("com.atproto.repo.createRecord")[0].body
     assert body is not None
@@ -631,6 +905,28 @@ def test_link_facets_have_exact_byte_offsets_after_non_ascii_text(
 def test_short_links_keep_their_whole_text_as_label() -> None:
     assert link_label("https://who.int/") == "who.int"
     assert link_label("https://www.cdc.gov/flu") == "cdc.gov/flu"
+
+
+def test_only_the_approved_links_become_facets_the_rest_is_sent_as_plain_text(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    approved = "https://who.int/flu"
+    others = [
+        "https://evil.example/x",  # a plain URL the guard did not approve
+        "https://ｅvil．com/login",  # full-width: a browser opens evil.com
+        "https://who.int\u200b.evil.example/x",  # zero-width space: who.int.evil.example
+        "https://who.int/flu.evil.example",  # the approved URL as the start of another
+    ]
+    text = f"See {approved}. " + " ".join(others)
+
+    adapter.post_reply(carol, text, [approved, "https://evil.example/y"])
+
+    body = pds.named("com.atproto.repo.createRecord")[0].body
+    assert body is not None
+    record = body["record"]
+    assert [f["features"][0]["uri"] for f in record["facets"]] == [approved]
+    assert record["text"] == "See who.int/flu. " + " ".join(others)
 
 
 def test_reply_over_300_graphemes_is_refused_before_posting(
@@ -721,35 +1017,81 @@ def test_reply_refused_by_a_thread_gate_is_reply_forbidden(
 # ------------------------------------------------------------------ find_reply, timelines, budgets
 
 
-def test_find_reply_finds_ours_among_the_replies(adapter: BlueskyAdapter, pds: FakePDS) -> None:
-    alice = fetch_all(adapter)[ALICE]
+APPVIEW_READS = ("app.bsky.feed.getPostThread", "app.bsky.feed.getAuthorFeed")
 
-    receipt = adapter.find_reply(alice)
+
+def test_find_reply_reads_our_reply_from_our_repo_by_its_key(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    carol = fetch_all(adapter)[CAROL]
+    adapter.post_reply(carol, "Non.")
+    pds.calls.clear()
+
+    receipt = adapter.find_reply(carol)
 
     assert receipt is not None
-    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/3lourreply4n4"
-    assert receipt.posted_at == datetime(2026, 3, 1, 10, 6, tzinfo=UTC)
-    assert any(
-        c.params["uri"] == ALICE and c.params["depth"] == "1"
-        for c in pds.named("app.bsky.feed.getPostThread")
-    )
-    # Found in the thread: our own feed was not needed.
-    assert pds.named("app.bsky.feed.getAuthorFeed") == []
+    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/{reply_record_key(carol)}"
+    assert [c.nsid for c in pds.calls] == ["com.atproto.repo.getRecord"]
+    assert pds.calls[0].params["rkey"] == reply_record_key(carol)
 
 
-def test_find_reply_returns_none_when_we_never_replied(adapter: BlueskyAdapter) -> None:
+@pytest.mark.parametrize(
+    ("summons_uri", "reply_key", "posted_at"),
+    [
+        (ALICE, "3lourreply4n4", datetime(2026, 3, 1, 10, 6, tzinfo=UTC)),
+        (ERIN, "3lerinanswe7q", datetime(2026, 3, 1, 10, 8, tzinfo=UTC)),
+    ],
+)
+def test_find_reply_finds_a_reply_made_before_derived_keys_in_our_repo(
+    adapter: BlueskyAdapter,
+    pds: FakePDS,
+    summons_uri: str,
+    reply_key: str,
+    posted_at: datetime,
+) -> None:
+    summons = fetch_all(adapter)[summons_uri]
+    pds.calls.clear()
+
+    receipt = adapter.find_reply(summons)
+
+    assert receipt is not None
+    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/{reply_key}"
+    assert receipt.posted_at == posted_at
+    assert not [c for c in pds.calls if c.nsid in APPVIEW_READS]
+    assert [c.nsid for c in pds.calls] == [
+        "com.atproto.repo.getRecord",
+        "com.atproto.repo.listRecords",
+    ]
+
+
+def test_find_reply_returns_none_when_we_never_replied(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
     carol = fetch_all(adapter)[CAROL]
 
     assert adapter.find_reply(carol) is None
+    assert not [c for c in pds.calls if c.nsid in APPVIEW_READS[1:]]
 
 
-def test_find_reply_falls_back_to_our_own_feed(adapter: BlueskyAdapter) -> None:
-    erin = fetch_all(adapter)[ERIN]
+def test_find_reply_reads_at_most_two_pages_of_our_posts(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    alice = fetch_all(adapter)[ALICE]
+    for n in range(250):  # newer posts of ours, none of them a reply to Alice
+        key = f"3m{n:011d}"
+        pds.posts[key] = {
+            "uri": f"at://{BOT_DID}/{POSTS}/{key}",
+            "cid": f"bafyreid{key}",
+            "value": {"$type": POSTS, "text": "other", "createdAt": "2026-03-02T00:00:00Z"},
+        }
 
-    receipt = adapter.find_reply(erin)
+    assert adapter.find_reply(alice) is None
 
-    assert receipt is not None
-    assert receipt.reply_id == f"at://{BOT_DID}/app.bsky.feed.post/3lerinanswe7q"
+    listed = pds.named("com.atproto.repo.listRecords")
+    assert len(listed) == 2
+    assert "cursor" not in listed[0].params
+    assert listed[1].params["cursor"] == f"3m{150:011d}"  # the last key of the first page
+    assert listed[0].params["limit"] == "100"
 
 
 def test_recent_posts_skips_reposts_pages_and_stops_at_since(

@@ -3,6 +3,14 @@
 `responses` stands in for the X API at the transport (requests' HTTPAdapter), answering with
 response bodies written in the API v2 shapes (`tests/fixtures/x/`). Every test checks what the
 real client actually sent: path, query parameters, auth scheme and JSON body.
+
+Where the shapes come from (tests/fixtures/x/SOURCES.md lists each file): X's API v2 OpenAPI
+spec (https://api.x.com/2/openapi.json: Get2UsersIdMentionsResponse, Tweet with
+display_text_range and entities.mentions, Expansions, Problem with type/title/detail, and the
+ClientForbiddenProblem with reason/registration_url/required_enrollment) and X's documented
+403 texts for posting (duplicate content, the reply rule of 2026-02-23, OAuth 1.0a app
+permissions). tweepy's own client turns them into exceptions (tweepy/client.py `request`,
+tweepy/errors.py: Forbidden keeps the body in `response` and `api_codes`).
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ import pytest
 import requests
 import responses
 import tweepy
+from sqlalchemy import select
 
 from adapters.base import (
+    AccessDenied,
     Adapter,
     DuplicateReply,
     PlatformError,
@@ -30,6 +40,9 @@ from adapters.base import (
     TargetStatus,
 )
 from adapters.x import XAdapter, XCredentials, XCredentialsError
+from storage.db import Database
+from storage.models import Cursor
+from storage.models import Request as RequestRow
 
 API = "https://api.twitter.com/2"
 BOT_ID = "1500000000000000001"
@@ -43,8 +56,8 @@ MENTION_QUERY = {
     "max_results": "100",
     "expansions": "author_id,referenced_tweets.id,referenced_tweets.id.author_id,"
     "in_reply_to_user_id,attachments.media_keys,referenced_tweets.id.attachments.media_keys",
-    "tweet.fields": "created_at,author_id,conversation_id,in_reply_to_user_id,referenced_tweets,"
-    "attachments,entities,lang,note_tweet,withheld",
+    "tweet.fields": "created_at,display_text_range,author_id,conversation_id,in_reply_to_user_id,"
+    "referenced_tweets,attachments,entities,lang,note_tweet,withheld",
     "media.fields": "url,preview_image_url,alt_text,type",
     "user.fields": "username",
 }
@@ -114,7 +127,7 @@ def two_pages(api: responses.RequestsMock) -> None:
 # --- fetch_summons ------------------------------------------------------------------------------
 
 
-def test_fetch_asks_for_mentions_since_cursor_with_expansions_and_app_auth(
+def test_fetch_asks_for_mentions_since_cursor_with_expansions_as_the_bot_user(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
     api.get(MENTIONS, json=fixture("mentions_loop"))
@@ -125,7 +138,12 @@ def test_fetch_asks_for_mentions_since_cursor_with_expansions_and_app_auth(
     call = api.calls[0]
     assert path(call) == f"/2/users/{BOT_ID}/mentions"
     assert query(call) == {**MENTION_QUERY, "since_id": "1897000000000000150"}
-    assert call.request.headers["Authorization"] == f"Bearer {SECRETS['FACTNOTE_X_BEARER_TOKEN']}"
+    # Read as the bot user (OAuth 1.0a), so the bot's own mentions are an "owned read".
+    assert call.request.headers["Authorization"].startswith("OAuth ")
+    assert (
+        'oauth_token="' + SECRETS["FACTNOTE_X_ACCESS_TOKEN"] + '"'
+        in call.request.headers["Authorization"]
+    )
     # tweepy passes no timeout; the adapter's transport supplies one.
     assert call.request.req_kwargs["timeout"] == 30.0  # type: ignore[attr-defined]
     assert result.cursor == "1897000000000000202"
@@ -347,13 +365,57 @@ def test_fetch_stops_at_max_pages_and_warns_about_the_gap(
     assert "skipped" in caplog.text
 
 
-def test_fetch_forbidden_is_a_plain_platform_error(
+# The 403 X sends to an app outside a Project (OpenAPI ClientForbiddenProblem).
+NOT_ENROLLED = {
+    "client_id": "29384756",
+    "detail": "When authenticating requests to the Twitter API v2 endpoints, you must use keys "
+    "and tokens from a Twitter developer App that is attached to a Project. You can create a "
+    "project via the developer portal.",
+    "registration_url": "https://developer.twitter.com/en/docs/projects/overview",
+    "title": "Client Forbidden",
+    "required_enrollment": "Appropriate Level of API Access",
+    "reason": "client-not-enrolled",
+    "type": "https://api.twitter.com/2/problems/client-forbidden",
+}
+# A token from an app whose user authentication settings are "Read" only.
+READ_ONLY_TOKEN = {
+    "title": "Forbidden",
+    "type": "about:blank",
+    "status": 403,
+    "detail": "Your client app is not configured with the appropriate oauth1 app permissions "
+    "for this endpoint.",
+}
+# The access level does not include the endpoint (v1.1-style error list, code 453).
+ACCESS_LEVEL = {
+    "errors": [
+        {
+            "message": "You currently have access to a subset of X API V2 endpoints and limited "
+            "v1.1 endpoints only. If you need access to this endpoint, you may need a different "
+            "access level.",
+            "code": 453,
+        }
+    ]
+}
+
+
+def test_fetch_by_an_app_outside_a_project_is_access_denied(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    api.get(MENTIONS, status=403, json=NOT_ENROLLED)
+
+    with pytest.raises(AccessDenied) as err:
+        adapter(sleeps).fetch_summons(None)
+
+    assert err.value.status == 403 and err.value.retryable
+
+
+def test_fetch_forbidden_for_another_reason_is_a_plain_platform_error(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
     api.get(
         MENTIONS,
         status=403,
-        json={"title": "Client Forbidden", "detail": "This app is not attached to a Project."},
+        json={"title": "Forbidden", "type": "about:blank", "detail": "Forbidden", "status": 403},
     )
 
     with pytest.raises(PlatformError) as err:
@@ -361,6 +423,51 @@ def test_fetch_forbidden_is_a_plain_platform_error(
 
     assert type(err.value) is PlatformError
     assert err.value.status == 403 and not err.value.retryable
+
+
+def test_a_reply_chain_with_our_handle_only_in_the_prefix_makes_no_request(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.intake import poll
+
+    # Under our reply, X prefixed "@factnote" to Erin's and Frank's replies; only Gail typed it.
+    api.get(MENTIONS, json=fixture("mentions_reply_chain"))
+
+    result = poll(adapter(sleeps), db, "dry-run")
+
+    assert (result.seen, result.new, result.error) == (1, 1, None)
+    with db.session() as session:
+        (request,) = session.scalars(select(RequestRow)).all()
+        cursor = session.get(Cursor, "x")
+    assert request.summons_id == "1897000000000000502"
+    assert request.summons["replies_to_bot"] is False
+    # The skipped mentions are behind the cursor: they are not read again.
+    assert cursor is not None and cursor.cursor == "1897000000000000502"
+
+
+def test_prefix_only_mentions_move_the_cursor_past_them(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    chain = fixture("mentions_reply_chain")
+    chain["data"] = chain["data"][1:]  # Erin's and Frank's only
+    api.get(MENTIONS, json=chain)
+
+    result = adapter(sleeps).fetch_summons("1897000000000000400")
+
+    assert result.summons == []
+    assert result.cursor == "1897000000000000502"
+
+
+def test_a_mention_typed_at_the_start_of_a_reply_whose_prefix_was_removed_counts(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    # Mention 101 replies to a post but starts with "@factnote": the author cleared the prefix
+    # (display_text_range starts at 0), so the handle was typed.
+    api.get(MENTIONS, json=fixture("mentions_page2"))
+
+    ids = [s.id for s in adapter(sleeps).fetch_summons("1897000000000000001").summons]
+
+    assert "1897000000000000101" in ids
 
 
 def test_injected_client_with_tweepy_default_return_type_gives_same_summons(
@@ -433,7 +540,9 @@ def test_duplicate_content_is_duplicate_reply(api: responses.RequestsMock, sleep
     assert len(api.calls) == 1
 
 
-def test_other_403_is_reply_forbidden(api: responses.RequestsMock, sleeps: Sleeps) -> None:
+def test_the_reply_rule_refusal_is_reply_forbidden(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
     api.post(
         POST,
         status=403,
@@ -452,6 +561,65 @@ def test_other_403_is_reply_forbidden(api: responses.RequestsMock, sleeps: Sleep
     assert not isinstance(err.value, DuplicateReply)
     assert err.value.status == 403 and not err.value.retryable
     assert "not allowed" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "body", [NOT_ENROLLED, READ_ONLY_TOKEN, ACCESS_LEVEL], ids=["project", "read-only", "level"]
+)
+def test_a_permission_refusal_stops_posting_without_ending_the_request(
+    api: responses.RequestsMock, sleeps: Sleeps, body: dict[str, Any]
+) -> None:
+    api.post(POST, status=403, json=body)
+    x = adapter(sleeps)
+
+    with pytest.raises(AccessDenied) as first:
+        x.post_reply(summons(), "hello")
+    with pytest.raises(AccessDenied):
+        x.post_reply(summons("1897000000000000104"), "another")
+
+    assert first.value.retryable  # the request waits; it is not the request's fault
+    assert x.posting_halted is not None
+    assert len(api.calls) == 1  # stopped: the second reply never reached X
+
+
+def test_an_unexplained_403_on_posting_stops_posting_too(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    api.post(
+        POST,
+        status=403,
+        json={"title": "Forbidden", "type": "about:blank", "detail": "Forbidden", "status": 403},
+    )
+    x = adapter(sleeps)
+
+    with pytest.raises(AccessDenied):
+        x.post_reply(summons(), "hello")
+
+    assert x.posting_halted is not None
+
+
+def test_a_reply_settings_refusal_ends_only_that_request(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    api.post(
+        POST,
+        status=403,
+        json={
+            "title": "Forbidden",
+            "type": "about:blank",
+            "status": 403,
+            "detail": "You attempted to reply to a Tweet that is deleted or not visible to you.",
+        },
+    )
+    api.post(POST, status=201, json=fixture("create_tweet"))
+    x = adapter(sleeps)
+
+    with pytest.raises(ReplyForbidden):
+        x.post_reply(summons(), "hello")
+    receipt = x.post_reply(summons("1897000000000000104"), "hello")
+
+    assert x.posting_halted is None
+    assert receipt.reply_id == "2028425079813046272"
 
 
 def test_rate_limited_reply_raises_with_header_reset(
@@ -545,6 +713,42 @@ def test_post_reply_refuses_a_summons_from_another_platform(sleeps: Sleeps) -> N
 # --- find_reply ---------------------------------------------------------------------------------
 
 
+def test_find_reply_reads_at_most_two_pages(api: responses.RequestsMock, sleeps: Sleeps) -> None:
+    page = fixture("bot_timeline")
+    page["meta"]["next_token"] = NEXT_TOKEN
+    for _ in range(2):
+        api.get(BOT_TWEETS, json=page)
+
+    assert adapter(sleeps, max_pages=5).find_reply(summons("1897000000000000400")) is None
+
+    assert len(api.calls) == 2  # a third page was on offer
+
+
+def test_find_reply_reads_nothing_after_x_refused_the_attempt(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    api.post(
+        POST,
+        status=429,
+        json={"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429},
+        headers={"x-rate-limit-reset": "1772450100"},
+    )
+    api.post(POST, status=503, json={"title": "Service Unavailable", "detail": "Overloaded"})
+    api.get(BOT_TWEETS, json=fixture("bot_timeline"))
+    x = adapter(sleeps, server_retries=0)
+
+    with pytest.raises(RateLimited):
+        x.post_reply(summons("1897000000000000102"), "hello")
+    refused = x.find_reply(summons("1897000000000000102"))
+    with pytest.raises(PlatformError):
+        x.post_reply(summons("1897000000000000102"), "hello")
+    maybe_posted = x.find_reply(summons("1897000000000000102"))
+
+    assert refused is None
+    assert [path(c) for c in api.calls] == ["/2/tweets", "/2/tweets", f"/2/users/{BOT_ID}/tweets"]
+    assert maybe_posted is not None and maybe_posted.reply_id == "1897000000000000305"
+
+
 def test_find_reply_finds_our_reply_on_the_bot_timeline(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
@@ -553,6 +757,7 @@ def test_find_reply_finds_our_reply_on_the_bot_timeline(
     receipt = adapter(sleeps).find_reply(summons("1897000000000000102"))
 
     assert path(api.calls[0]) == f"/2/users/{BOT_ID}/tweets"
+    assert api.calls[0].request.headers["Authorization"].startswith("OAuth ")
     assert query(api.calls[0]) == {
         "since_id": "1897000000000000102",
         "max_results": "100",
@@ -589,6 +794,7 @@ def test_recent_posts_resolves_the_handle_and_returns_newest_first(
     )
 
     timeline = query(api.calls[1])
+    assert all(c.request.headers["Authorization"].startswith("OAuth ") for c in api.calls)
     assert timeline["start_time"] == "2026-03-01T01:00:00Z"
     assert timeline["exclude"] == "retweets"
     assert timeline["max_results"] == "5"  # the API's minimum page
@@ -688,3 +894,136 @@ def test_the_adapter_implements_the_interface(sleeps: Sleeps) -> None:
     x = adapter(sleeps)
     assert isinstance(x, Adapter)
     assert x.name == "x"
+
+
+# --- through the runtime's posting step ---------------------------------------------------------
+
+
+def posting_request(db: Database, mention: Summons, text: str) -> int:
+    from adapters.base import jsonable
+
+    with db.transaction() as session:
+        # An earlier intake, so this database has seen X since before the mention (a new
+        # database would look for our reply before the first attempt too).
+        session.add(
+            RequestRow(
+                platform="x",
+                summons_id="1890000000000000000",
+                state="posted",
+                created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            )
+        )
+        row = RequestRow(
+            platform="x",
+            summons_id=mention.id,
+            requester=mention.author,
+            summons=jsonable(mention),
+            state="posting",
+            mode="live",
+            reply_text=text,
+        )
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+DUPLICATE = {
+    "detail": "You are not allowed to create a Tweet with duplicate content.",
+    "type": "about:blank",
+    "title": "Forbidden",
+    "status": 403,
+}
+
+
+def test_a_duplicate_refusal_without_our_reply_on_the_timeline_is_a_failure_not_a_post(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+
+    api.post(POST, status=403, json=DUPLICATE)
+    api.get(BOT_TWEETS, json=fixture("bot_timeline"))  # no reply to this mention there
+    request_id = posting_request(db, summons("1897000000000000400"), "Same text as before")
+
+    posted = post_one(db, adapter(sleeps), request_id, RuntimeConfig())
+
+    assert posted is False
+    with db.session() as session:
+        row = session.get(RequestRow, request_id)
+        assert row is not None
+        assert row.state == "failed" and row.reply_id is None
+        assert row.reason.startswith("duplicate text, reply not found")
+    assert [c.request.method for c in api.calls] == ["POST", "GET"]  # never sent again
+
+
+def test_a_duplicate_refusal_with_our_reply_found_is_posted_with_its_receipt(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+
+    api.post(POST, status=403, json=DUPLICATE)
+    api.get(BOT_TWEETS, json=fixture("bot_timeline"))
+    request_id = posting_request(db, summons("1897000000000000102"), "The Great Wall ...")
+
+    assert post_one(db, adapter(sleeps), request_id, RuntimeConfig()) is True
+
+    with db.session() as session:
+        row = session.get(RequestRow, request_id)
+        assert row is not None
+        assert (row.state, row.reply_id) == ("posted", "1897000000000000305")
+
+
+def test_a_permission_refusal_keeps_the_request_queued_and_reports_it(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+    from bot.summary import overview
+
+    api.post(POST, status=403, json=READ_ONLY_TOKEN)
+    request_id = posting_request(db, summons(), "hello")
+    x = adapter(sleeps)
+
+    for _ in range(RuntimeConfig().max_attempts + 1):
+        assert post_one(db, x, request_id, RuntimeConfig()) is False
+        with db.transaction() as session:  # let the deferred attempt come due at once
+            row = session.get(RequestRow, request_id)
+            assert row is not None
+            row.next_attempt_at = None
+
+    with db.session() as session:
+        row = session.get(RequestRow, request_id)
+        assert row is not None
+        assert row.state == "posting" and row.post_attempts == 0
+        assert row.last_error is not None and row.last_error.startswith("AccessDenied")
+    assert len(api.calls) == 1  # posting stopped after the first refusal
+    assert overview(db).recent_errors[0][0] == request_id
+
+
+# --- configuration ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "interval"),
+    [
+        ({}, 60.0),
+        ({"plan": "free"}, 900.0),
+        ({"plan": "pay-per-use", "poll_interval_s": 120}, 120.0),
+    ],
+)
+def test_the_poll_interval_defaults_to_the_plan_minimum(
+    section: dict[str, Any], interval: float
+) -> None:
+    from bot.config import Settings
+
+    assert Settings(x=section).x.poll_interval_s == interval
+
+
+def test_polling_faster_than_the_plan_allows_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from bot.config import Settings
+
+    with pytest.raises(ValidationError, match="900"):
+        Settings(x={"plan": "free", "poll_interval_s": 60})

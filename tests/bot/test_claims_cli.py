@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typer.testing import CliRunner
 
 from bot.commands.claims import app
-from pipeline.config import FetchConfig
+from pipeline.config import ClaimsConfig, FetchConfig
 from tests.fakes.http_server import LocalHTTPServer, Route
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
@@ -101,3 +101,76 @@ def test_match_without_an_index_says_how_to_make_one(tmp_path: Path) -> None:
     result = runner.invoke(app, ["match", "anything", "--index", str(tmp_path / "none.sqlite")])
     assert result.exit_code == 1
     assert "factnote claims import" in result.stderr
+
+
+def test_hostile_files_fail_one_by_one_and_the_rest_are_imported(tmp_path: Path) -> None:
+    """Issue 16, item 4: a `javascript:` review URL and nested JSON-LD stopped the import at
+    the first of them; now each gets a `failed:` line, the files after them are imported and
+    the exit status says something failed."""
+    good_review = {
+        "@type": "ClaimReview",
+        "url": "https://checkers.example/fact-check/ok",
+        "claimReviewed": "Bananas cure the common cold.",
+        "reviewRating": {"alternateName": "False"},
+    }
+    javascript = tmp_path / "javascript.json"
+    javascript.write_text(
+        json.dumps([{**good_review, "url": "javascript:alert(1)"}, good_review]), encoding="utf-8"
+    )
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00\x00garbage\x00")
+    index = tmp_path / "claims.sqlite"
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            str(javascript),
+            str(nested),
+            str(binary),
+            str(tmp_path / "missing.json"),
+            str(FIXTURES / "factcheck_api.json"),
+            "--index",
+            str(index),
+        ],
+    )
+    assert result.exit_code == 1
+    failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]
+    assert failed == [
+        f"failed: {javascript}: ClaimReview 1: review URL 'javascript:alert(1)' is not an "
+        "http(s) URL",
+        f"failed: {nested}: JSON nested deeper than 64 levels",
+        f"failed: {binary}: a binary file, neither JSON nor HTML",
+        f"failed: {tmp_path / 'missing.json'}: no such file",
+    ]
+    assert f"{javascript}: 1 review(s), 1 new or changed" in result.stdout
+    assert "factcheck_api.json: 3 review(s), 3 new or changed" in result.stdout
+    assert "claim index holds 4 review(s)" in result.stdout
+
+
+def test_the_file_size_cap_comes_from_the_claims_settings(tmp_path: Path) -> None:
+    index = tmp_path / "claims.sqlite"
+    source = FIXTURES / "factcheck_api.json"
+    obj = SimpleNamespace(claims=ClaimsConfig(import_max_bytes=100))
+    result = runner.invoke(app, ["import", str(source), "--index", str(index)], obj=obj)
+    assert result.exit_code == 1
+    assert f"failed: {source}: over 100 bytes" in result.stderr
+
+
+def test_an_unreachable_url_fails_and_the_next_source_is_imported(tmp_path: Path) -> None:
+    index = tmp_path / "claims.sqlite"
+    html = (FIXTURES / "nested_item_reviewed.html").read_text(encoding="utf-8")
+    with LocalHTTPServer() as server:
+        server.add("/check", Route(body=html))
+        closed = server.url("/check")
+    obj = SimpleNamespace(fetch=FetchConfig(allow_hosts=["127.0.0.1"], timeout_s=2.0))
+    result = runner.invoke(
+        app,
+        ["import", closed, str(FIXTURES / "multilingual.json"), "--index", str(index)],
+        obj=obj,
+    )
+    assert result.exit_code == 1
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("failed: ")]
+    assert line.startswith(f"failed: {closed}: cannot fetch: ")
+    assert "multilingual.json: 3 review(s)" in result.stdout

@@ -93,6 +93,19 @@ def test_authority_reports_unreadable_data(tmp_path: Path) -> None:
     assert "missing 'rumor'" in result.stderr
 
 
+def test_authority_reports_hostile_data_without_a_traceback(tmp_path: Path) -> None:
+    not_utf8 = tmp_path / "latin1.jsonl"
+    not_utf8.write_bytes('{"id": "x", "rumor": "caf\xe9", "timeline": []}\n'.encode("latin-1"))
+    bad_id = tmp_path / "bad_id.jsonl"
+    entry = ["https://twitter.com/someone", "1555986659279360001²", "text"]
+    bad_id.write_text(json.dumps({"id": "x", "rumor": "r", "timeline": [entry]}) + "\n")
+    for data, problem in ((not_utf8, "not UTF-8 text"), (bad_id, "is not a snowflake")):
+        result = runner.invoke(app, ["authority", "--data", str(data), "--qrels", str(QRELS)])
+        assert result.exit_code == 2, result.output
+        assert problem in result.stderr
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_claims_reports_precision_and_recall_at_both_thresholds(tmp_path: Path) -> None:
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
@@ -114,3 +127,11 @@ def test_claims_reports_precision_and_recall_at_both_thresholds(tmp_path: Path) 
     assert table.exit_code == 0
     assert "1 paraphrases, 1 negatives" in table.stdout
     assert re.search(r"weak >= 0\.\d{3}: precision 1\.000 recall 1\.000", table.stdout)
+
+
+def test_claims_reports_a_deeply_nested_case_line_as_unreadable(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    result = runner.invoke(app, ["claims", "--rumors", str(DATA), "--data", str(cases)])
+    assert result.exit_code == 2, result.output
+    assert "nested deeper than 64 levels" in result.stderr

@@ -20,14 +20,20 @@ def test_valid_text_exits_zero_with_the_json_report() -> None:
     result = runner.invoke(app, [text, "--evidence-url", EVIDENCE, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report == {"valid": True, "length": 38 + 23, "limit": 280, "problems": []}
+    assert report == {
+        "valid": True,
+        "length": 38 + 23,
+        "limit": 280,
+        "problems": [],
+        "urls": ["who.int/news-room/fact-sheets/detail/measles"],
+    }
 
 
 def test_invalid_text_exits_one_and_lists_problems() -> None:
     result = runner.invoke(app, ["@bob see https://evil.example/x", "--json"])
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert set(report) == {"valid", "length", "limit", "problems"}
+    assert set(report) == {"valid", "length", "limit", "problems", "urls"}
     assert report["valid"] is False
     assert report["problems"] == [
         "url_not_evidence: https://evil.example/x",
@@ -58,3 +64,13 @@ def test_readable_output_prints_untrusted_text_literally() -> None:
     ok = runner.invoke(app, ["All good."])
     assert ok.exit_code == 0
     assert "valid (x): 9/280" in ok.stdout
+
+
+def test_a_disguised_link_is_shown_with_its_hidden_characters_and_not_listed_as_a_link() -> None:
+    text = "see https://www.who.int\u200b.evil.example/news-room/fact-sheets/detail/measles"
+    result = runner.invoke(app, [text, "--evidence-url", EVIDENCE])
+    assert result.exit_code == 1
+    assert "url_hidden_characters:" in result.stdout
+    assert "https://www.who.int<U+200B>.evil.example/" in result.stdout
+    assert "\u200b" not in result.stdout
+    assert "link:" not in result.stdout

@@ -211,3 +211,59 @@ def test_add_url_obeys_the_fetch_guard_by_default(tmp_path: Path) -> None:
         assert server.hits("/apollo") == 0  # loopback is refused without allow_hosts
     assert result.exit_code == 1
     assert "failed" in result.stderr
+
+
+def test_hostile_sidecars_fail_one_by_one_and_the_rest_are_added(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    sidecars = {
+        "a_javascript.txt": json.dumps({"url": "javascript:alert(1)"}),
+        "b_file.txt": json.dumps({"url": "file:///etc/passwd"}),
+        "c_nested.txt": "[" * 10_000 + "]" * 10_000,
+        "d_latin1.txt": None,
+        "e_good.txt": json.dumps({"url": "https://hygiene.example/handwashing"}),
+    }
+    for name, sidecar in sidecars.items():
+        shutil.copy(ORPHAN, corpus / name)
+        meta = corpus / (name + ".meta.json")
+        if sidecar is None:
+            meta.write_bytes('{"url": "https://caf\xe9.example/"}'.encode("latin-1"))
+        else:
+            meta.write_text(sidecar, encoding="utf-8")
+    index = tmp_path / "ix.sqlite"
+    result = runner.invoke(app, ["add", str(corpus), "--index", str(index)])
+    assert result.exit_code == 1
+    failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 4
+    assert "'javascript:alert(1)' is not an http(s) URL" in failed[0]
+    assert "'file:///etc/passwd' is not an http(s) URL" in failed[1]
+    assert "nested deeper than 64 levels" in failed[2]
+    assert "d_latin1.txt.meta.json: unreadable" in failed[3]
+    assert "added https://hygiene.example/handwashing" in result.stdout
+    assert "1 of 5 files ok; index holds 1 documents" in result.stdout
+
+
+def test_a_url_option_that_is_not_http_is_refused(tmp_path: Path) -> None:
+    index = tmp_path / "ix.sqlite"
+    result = runner.invoke(
+        app, ["add", str(ORPHAN), "--url", "data:text/plain,hi", "--index", str(index)]
+    )
+    assert result.exit_code == 1
+    assert "'data:text/plain,hi' is not an http(s) URL" in result.stderr
+
+
+def test_files_are_read_up_to_a_cap_and_devices_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.commands.index as index_command
+
+    monkeypatch.setattr(index_command, "MAX_FILE_BYTES", 100)
+    index = tmp_path / "ix.sqlite"
+    url = "https://hygiene.example/handwashing"
+    big = runner.invoke(app, ["add", str(ORPHAN), "--url", url, "--index", str(index)])
+    assert big.exit_code == 1
+    assert f"failed: {ORPHAN}: over 100 bytes" in big.stderr
+    if Path("/dev/zero").exists():  # endless: must never be read
+        device = runner.invoke(app, ["add", "/dev/zero", "--url", url, "--index", str(index)])
+        assert device.exit_code == 1
+        assert "failed: /dev/zero: not a file" in device.stderr

@@ -34,7 +34,8 @@ def scrape(client: TestClient) -> Samples:
 @pytest.fixture
 def client(db: Database) -> TestClient:
     settings = load_settings(database_url=db.url)
-    return TestClient(create_app(settings, db, secret="s"))
+    # From loopback: without a metrics token, only this machine may read /metrics.
+    return TestClient(create_app(settings, db, secret="s"), client=("127.0.0.1", 50000))
 
 
 def test_metrics_need_no_login_and_match_the_rows(db: Database, client: TestClient) -> None:

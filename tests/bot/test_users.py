@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,9 @@ from typer.testing import CliRunner
 
 from bot import users
 from bot.cli import app
+from pipeline.records import utcnow
 from storage.db import Database
-from storage.models import User
+from storage.models import LoginThrottle, User
 
 runner = CliRunner()
 PASSWORD = "correct horse battery"
@@ -153,3 +155,75 @@ def test_cli_refuses_a_weak_password(cli_env: Database) -> None:
     )
     assert result.exit_code == 1
     assert users.list_users(cli_env) == []
+
+
+def _lock(db: Database, username: str, address: str = "192.0.2.1") -> users.LoginPolicy:
+    policy = users.LoginPolicy(max_failures=2, address_max_failures=2)
+    for _ in range(2):
+        users.attempt_login(db, username, "wrong password", address, now=utcnow(), policy=policy)
+    assert users.login_locked_until(db, username, None, utcnow()) is not None
+    return policy
+
+
+def test_cli_unlock_lifts_an_account_lockout(cli_env: Database) -> None:
+    users.add_user(cli_env, "ann_demo", PASSWORD, "moderator")
+    policy = _lock(cli_env, "ann_demo")
+    listed = runner.invoke(app, ["users", "list", "--json"])
+    assert '"locked_until": "' in listed.output
+    result = runner.invoke(app, ["users", "unlock", "ann_demo"])
+    assert result.exit_code == 0 and "unlocked ann_demo" in result.output
+    again = users.attempt_login(
+        cli_env, "ann_demo", PASSWORD, "192.0.2.2", now=utcnow(), policy=policy
+    )
+    assert again.account is not None and again.account.username == "ann_demo"
+    assert '"locked_until": null' in runner.invoke(app, ["users", "list", "--json"]).output
+
+
+def test_cli_unlock_lifts_an_address_lockout_and_reports_unknown_users(
+    cli_env: Database,
+) -> None:
+    users.add_user(cli_env, "ann_demo", PASSWORD, "moderator")
+    policy = _lock(cli_env, "nobody_demo", "192.0.2.9")
+    locked = users.attempt_login(
+        cli_env, "ann_demo", PASSWORD, "192.0.2.9", now=utcnow(), policy=policy
+    )
+    assert locked.account is None and locked.locked_until is not None
+    result = runner.invoke(app, ["users", "unlock", "--address", "192.0.2.9"])
+    assert result.exit_code == 0 and "unlocked address 192.0.2.9" in result.output
+    ok = users.attempt_login(
+        cli_env, "ann_demo", PASSWORD, "192.0.2.9", now=utcnow(), policy=policy
+    )
+    assert ok.account is not None
+    missing = runner.invoke(app, ["users", "unlock", "nobody_demo"])
+    assert missing.exit_code == 1 and "no user" in missing.output
+    assert runner.invoke(app, ["users", "unlock"]).exit_code == 1
+
+
+def test_failures_counted_by_several_processes_at_once_all_add_up(
+    db: Database, cheap: None
+) -> None:
+    policy = users.LoginPolicy(max_failures=1000, address_max_failures=1000)
+    now = utcnow()
+    errors: list[BaseException] = []
+
+    def web_process(n: int) -> None:
+        own = Database(db.url, migrate=False)  # each with its own engine and connections
+        try:
+            for _ in range(10):
+                users.attempt_login(
+                    own, "ann_demo", "wrong password", "192.0.2.7", now=now, policy=policy
+                )
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            own.dispose()
+
+    threads = [threading.Thread(target=web_process, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with db.session() as session:
+        counts = {row.scope: row.failures for row in session.scalars(select(LoginThrottle))}
+    assert counts == {"account": 40, "address": 40}

@@ -27,7 +27,7 @@ from pipeline.authority import (
 from pipeline.check import Checker
 from pipeline.config import AuthorityAccount, AuthorityConfig, PipelineConfig, RelevanceConfig
 from pipeline.llm import CallLedger, LLMClient, LLMInvalidOutput
-from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdict
+from pipeline.records import Decision, DecisionStatus, Platform, Post, Stance, Tier, Verdict
 from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit
 from tests.fakes.openai_server import FakeLLM, Reply
@@ -253,6 +253,21 @@ def test_stance_is_asked_per_statement_with_both_texts_as_data(
     assert "The ministry denies rumours" in first
 
 
+def test_a_long_claim_and_statement_are_cut_in_the_stance_prompt(fake_llm: FakeLLM) -> None:
+    fake_llm.script("AuthorityStanceAnswer", Reply.json({"stance": "refutes", "confidence": 0.9}))
+    long_statement = statement(
+        "HealthMinistryDemo", "999", "The campaign continues. " + "x" * 50_000, hours_before=1
+    )
+    found = [RetrievedStatement(long_statement, score=1.0, lexical=1.0, dense=0.9, rank=1)]
+    llm = LLMClient(fake_llm.config())
+    judge_stances(CLAIM + " y" * 50_000, found, llm, CallLedger(), max_chars=500)
+    [asked] = fake_llm.requests_for("AuthorityStanceAnswer")
+    prompt = asked.messages[-1]["content"]
+    assert len(prompt) < 1500
+    assert CLAIM in prompt and "The campaign continues." in prompt
+    assert prompt.count(" […]") == 2
+
+
 def test_a_garbled_stance_answer_fails_instead_of_counting_as_no_information(
     index: AuthorityIndex, fake_llm: FakeLLM
 ) -> None:
@@ -262,9 +277,11 @@ def test_a_garbled_stance_answer_fails_instead_of_counting_as_no_information(
         judge_stances(CLAIM, found, LLMClient(fake_llm.config(invalid_retries=0)), CallLedger())
 
 
-def test_two_refuting_authorities_meet_the_stop_rule_so_the_web_is_not_searched(
-    index: AuthorityIndex, tmp_path: Path, fake_llm: FakeLLM
-) -> None:
+def check_against_two_authorities(
+    index: AuthorityIndex, tmp_path: Path, fake_llm: FakeLLM, **llm: Any
+) -> Decision:
+    """The measles claim checked against the authority index with a scripted model: two
+    authorities refute it."""
     fake_llm.script(
         "AnalysisAnswer",
         Reply.json(
@@ -295,10 +312,18 @@ def test_two_refuting_authorities_meet_the_stop_rule_so_the_web_is_not_searched(
     fake_llm.script("DraftAnswer", cite_two)
     paediatrics = AuthorityAccount(handle="PaediatricsSocietyDemo", topics=["measles", "vaccine"])
     cfg = PipelineConfig(authority=AuthorityConfig(accounts=[*REGISTRY, paediatrics]))
-    cfg.llm = fake_llm.config()
+    cfg.llm = fake_llm.config(**llm)
     kit = Toolkit.build(cfg, index_path=tmp_path / "index.sqlite", authority_index=index)
     post = Post(id="p9", author="someone_demo", text=CLAIM, created_at=POSTED)
     decision = Checker(kit).check(post, Platform.X, as_of=POSTED + timedelta(days=1))
+    kit.close()
+    return decision
+
+
+def test_two_refuting_authorities_meet_the_stop_rule_so_the_web_is_not_searched(
+    index: AuthorityIndex, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    decision = check_against_two_authorities(index, tmp_path, fake_llm)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.verdict is Verdict.REFUTED
     assert {e.url for e in decision.evidence} == {
@@ -310,4 +335,19 @@ def test_two_refuting_authorities_meet_the_stop_rule_so_the_web_is_not_searched(
     assert only_round.queries == [] and only_round.results == []
     considered = {u.url for u in only_round.documents}
     assert "https://x.com/healthministrydemo/status/103" not in considered  # after the post
-    kit.close()
+
+
+def test_a_statement_over_the_prompt_limit_is_cut_as_evidence_and_the_cut_traced(
+    index: AuthorityIndex, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    decision = check_against_two_authorities(index, tmp_path, fake_llm, max_post_chars=100)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    long_one = STATEMENTS[0]  # 133 characters; the other refuting statement has 87
+    quotes = {e.url: e.quote for e in decision.evidence}
+    assert quotes[long_one.url].endswith(" […]") and len(quotes[long_one.url]) <= 104
+    assert long_one.text.startswith(quotes[long_one.url].removesuffix(" […]"))
+    uses = {u.url: u.reason for r in decision.trace.rounds for u in r.documents}
+    assert uses[long_one.url].endswith(
+        f"(statement cut to 100 of {len(long_one.text)} characters for the LLM prompts)"
+    )
+    assert "cut" not in uses["https://x.com/paediatricssocietydemo/status/301"]

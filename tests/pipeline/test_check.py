@@ -23,7 +23,7 @@ from pipeline.toolkit import Toolkit
 from storage.db import Database
 from storage.models import DecisionRow, EvidenceRow
 from storage.repositories import add_decision, create_cli_request
-from tests.fakes.openai_server import FakeLLM, Reply
+from tests.fakes.openai_server import FakeLLM, Reply, message_chars
 from tests.support import (
     ANALYSIS,
     POST,
@@ -403,4 +403,34 @@ def test_drafting_with_the_evidence_can_be_switched_off(
     assert request["messages"][0]["content"] == EVIDENCE_SYSTEM
     assert "Platform:" not in request["messages"][-1]["content"]
     assert fake_llm.calls("DraftAnswer") == 1
+    kit.close()
+
+
+def test_a_10_mb_post_is_cut_for_every_prompt_and_the_cut_is_recorded(
+    fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
+) -> None:
+    """Issue 16, item 6: a 10 MB post became one 10 MB LLM request. Now the post and the
+    post it quotes are cut to `llm.max_post_chars` each before any stage reads them, and the
+    decision's reasons say so."""
+    script_happy_path(fake_llm)
+    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    filler = " More words about lemons and throats." * 270_271  # 10,000,027 characters
+    post = POST.model_copy(
+        update={
+            "text": POST.text + filler,
+            "quoted": POST.model_copy(update={"id": "q", "text": "Quoted." + filler}),
+        }
+    )
+    decision = Checker(kit).check(post, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert fake_llm.requests
+    assert max(message_chars(r.messages) for r in fake_llm.requests) < 30_000
+    analysed = fake_llm.requests_for("AnalysisAnswer")[0].messages[-1]["content"]
+    assert POST.text in analysed and analysed.count(" […]") == 2  # post and quoted post
+    assert (
+        f"post text cut to 4,000 of {len(post.text):,} characters for the LLM prompts"
+        in decision.reasons
+    )
+    assert any(r.startswith("quoted post text cut to 4,000 of ") for r in decision.reasons)
+    assert len(post.text) > 10_000_000  # the caller's post is left whole
     kit.close()

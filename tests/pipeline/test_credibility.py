@@ -686,3 +686,19 @@ def test_suffixes_for_gives_class_rule_suffixes() -> None:
     assert {"gov", "gov.uk", "int"} <= set(table.suffixes_for(Tier.HIGH))
     assert {"edu", "ac.uk"} <= set(table.suffixes_for(Tier.MEDIUM))
     assert table.suffixes_for(Tier.EXCLUDED) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("domain,tier,reason\na.com,high,caf\xe9\n".encode("latin-1"), "utf-8"),
+        (b"domain,tier,reason\na.com,high," + b"x" * 200_000 + b"\n", "field larger"),
+    ],
+)
+def test_load_table_csv_refuses_bytes_it_cannot_read_as_data_errors(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    with pytest.raises(CredibilityDataError, match=rf"t\.csv: cannot read: .*{message}"):
+        load_table_csv(path)

@@ -1,5 +1,9 @@
-from pipeline.evidence import PageInput, QuoteAnswer, locate_quote, verify_batch
-from pipeline.records import Document, Stance, Tier
+import dataclasses
+
+from pipeline.evidence import PageInput, QuoteAnswer, extract, locate_quote, verify_batch
+from pipeline.llm import CallLedger, LLMClient
+from pipeline.records import Document, Passage, Stance, Tier
+from tests.fakes.openai_server import FakeLLM, Reply
 
 PAGE = (
     "The agency reviewed 42 studies published between 2010 and 2024.\n\n"
@@ -165,3 +169,26 @@ def test_batch_quote_on_no_page_is_dropped_and_the_per_stance_cap_is_per_page():
     assert len(second.evidence) == 1  # page 2 has its own cap
     # An out-of-range page number is read as page 1; the invented quote is on no page.
     assert any("moon" in r for r in first.rejected)
+
+
+def test_a_passage_of_one_endless_word_is_cut_in_the_extraction_prompt(fake_llm: FakeLLM):
+    blob = "x" * 100_000  # a page's "word" can be of any length; a passage is 120 of them
+    url = "https://health.example/review"
+    passages = [
+        Passage(url=url, index=0, text=PAGE, score=0.9),
+        Passage(url=url, index=1, text=blob, score=0.8),
+    ]
+    long_page = dataclasses.replace(page(PAGE + "\n\n" + blob, url), passages=passages)
+    fake_llm.script("EvidenceAnswer", Reply.json({"items": []}))
+    extract(
+        [long_page],
+        "<post>\nclaim\n</post>",
+        ["claim"],
+        LLMClient(fake_llm.config()),
+        CallLedger(),
+        max_passage_chars=500,
+    )
+    [asked] = fake_llm.requests_for("EvidenceAnswer")
+    prompt = asked.messages[-1]["content"]
+    assert len(prompt) < 2000
+    assert PAGE in prompt and "x" * 500 + " […]" in prompt

@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.extract import (
     MAX_TEXT_CHARS,
+    MAX_TITLE_CHARS,
     UnsupportedContentType,
     count_words,
     decode_body,
@@ -147,6 +148,31 @@ def test_broken_json_ld_is_skipped_for_the_next_source() -> None:
     assert doc.published == datetime(2022, 6, 1, tzinfo=UTC)
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        "[" * 100_000 + "]" * 100_000,  # RecursionError inside json.loads
+        '{"datePublished": "2020-01-01", "n": ' + "9" * 5000 + "}",  # int over 4,300 digits
+        '{"@type": "NewsArticle", "datePublished": "9999-12-31T23:00:00-05:00"}',
+    ],
+)
+def test_hostile_json_ld_gives_no_date_and_the_page_is_still_read(block: str) -> None:
+    html = _html("time_element.html").replace(
+        "</head>", f'<script type="application/ld+json">{block}</script></head>'
+    )
+    doc = extract_document("https://plains.example/drought", html)
+    assert doc.ok and doc.text
+    assert doc.date_source == "time-element"
+
+
+def test_a_megabyte_title_is_cut() -> None:
+    article = "<p>" + "Some words of the article here. " * 30 + "</p>"
+    html = f"<html><head><title>{'Huge ' * 200_000}</title></head><body>{article}</body></html>"
+    doc = extract_document("https://huge.example/", html)
+    assert doc.title.startswith("Huge Huge")
+    assert len(doc.title) <= MAX_TITLE_CHARS
+
+
 def test_plain_text_is_kept_as_is_without_a_date() -> None:
     body = _page("plain.txt")
     doc = extract_document("https://town.example/notice.txt", body, "text/plain")
@@ -253,6 +279,9 @@ def test_xhtml_with_xml_declaration_is_extracted() -> None:
         ("yesterday", None),
         ("", None),
         ("0001-01-01", None),
+        # Past the last datetime once moved to UTC: no date, not an OverflowError.
+        ("9999-12-31T23:00:00-05:00", None),
+        ("Fri, 31 Dec 9999 23:00:00 -0500", None),
     ],
 )
 def test_parse_date_returns_utc_or_none(value: str, expected: datetime | None) -> None:

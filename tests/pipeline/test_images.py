@@ -92,3 +92,20 @@ def test_an_unreadable_image_is_noted_and_the_check_goes_on(
     kit.close()
     assert fake_llm.calls("ImageAnswer") == 0
     assert any("image 1 not described" in r for r in decision.reasons)
+
+
+def test_local_images_are_read_up_to_the_cap_and_devices_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pipeline.images as images
+
+    path = tmp_path / "big.png"
+    path.write_bytes(PNG + b"\x00" * 200)
+    monkeypatch.setattr(images, "MAX_IMAGE_BYTES", 100)
+    with pytest.raises(ImageUnreadable, match="over 100 bytes"):
+        image_url(str(path))
+    with pytest.raises(ImageUnreadable, match="not a file"):
+        image_url(str(tmp_path))
+    if Path("/dev/zero").exists():  # its size says 0 and it never ends
+        with pytest.raises(ImageUnreadable, match="not a file"):
+            image_url("/dev/zero")

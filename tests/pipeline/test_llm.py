@@ -21,6 +21,7 @@ from pipeline.llm import (
     LLMClient,
     LLMInvalidOutput,
     LLMNotConfigured,
+    LLMPromptTooLong,
     LLMTransportError,
     strict_json_schema,
     strip_fence,
@@ -209,8 +210,20 @@ def test_persistent_garbage_raises_invalid_output_and_records_a_failed_call(
         (Reply.json(GOOD, finish_reason="length"), "cut off"),
         (Reply.refused("I cannot help with that"), "I cannot help with that"),
         (Reply.text("[1, 2]"), "schema"),
+        (Reply.text("[" * 5000 + "]" * 5000), "nested deeper than 64 levels"),
+        (Reply.text('{"label": ' + "9" * 5000 + "}"), "unreadable JSON"),
     ],
-    ids=["empty", "blank", "bad-literal", "wrong-type", "truncated", "refusal", "not-object"],
+    ids=[
+        "empty",
+        "blank",
+        "bad-literal",
+        "wrong-type",
+        "truncated",
+        "refusal",
+        "not-object",
+        "too-deep",
+        "huge-number",
+    ],
 )
 def test_unusable_answers_are_invalid_output(fake_llm: FakeLLM, reply: Reply, reason: str) -> None:
     fake_llm.script("Answer", reply)
@@ -303,6 +316,20 @@ def test_a_non_completion_body_is_a_transport_error_not_an_invalid_answer(
         ask(client(fake_llm), ledger)
     assert fake_llm.calls("Answer") == 1
     assert not ledger.calls[0].ok
+
+
+def test_a_prompt_over_the_backstop_is_refused_unsent_and_recorded(fake_llm: FakeLLM) -> None:
+    fake_llm.script("Answer", GOOD)
+    llm = client(fake_llm, max_prompt_chars=1000)
+    ledger = CallLedger()
+    with pytest.raises(LLMPromptTooLong, match="prompt of 1,003 characters is over the 1,000"):
+        llm.structured("analyse", system="sys", user="x" * 1000, schema=Answer, ledger=ledger)
+    assert fake_llm.calls("Answer") == 0
+    [call] = ledger.calls
+    assert (call.ok, call.attempts) == (False, 0) and "not sent" in (call.error or "")
+    # At the limit the prompt goes out.
+    llm.structured("analyse", system="sys", user="x" * 997, schema=Answer, ledger=ledger)
+    assert fake_llm.calls("Answer") == 1
 
 
 def test_unconfigured_client_raises_not_configured() -> None:

@@ -146,6 +146,26 @@ def test_malformed_lines_name_the_problem(line: str, problem: str) -> None:
         parse_rumor(line, "file:7")
 
 
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 64 levels"),
+        ('{"id": "x", "rumor": ' + "9" * 5000 + ', "timeline": []}', "unreadable JSON"),
+    ],
+)
+def test_hostile_lines_are_format_errors_not_crashes(line: str, problem: str) -> None:
+    with pytest.raises(TaskFiveFormatError, match=problem):
+        parse_rumor(line, "file:1")
+
+
+@pytest.mark.parametrize("reader", [read_rumors, read_qrels, read_run])
+def test_files_that_are_not_utf8_are_format_errors(reader: object, tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("T5_001 0 123 1\nT5_002 0 caf\xe9 1\n".encode("latin-1"))
+    with pytest.raises(TaskFiveFormatError, match="not UTF-8 text"):
+        reader(path)  # type: ignore[operator]
+
+
 def test_malformed_qrels_name_the_line(tmp_path: Path) -> None:
     path = tmp_path / "qrels.txt"
     path.write_text("T5_001 0 123 1\nT5_001 0 124\n")
@@ -161,6 +181,11 @@ def test_tweet_ids_carry_their_time_and_urls_their_handle() -> None:
     )
     assert snowflake_time("12345") is None
     assert snowflake_time("abc") is None
+    # Digits to str.isdigit that int() refuses, and ids past 64 bits or any time_t.
+    assert snowflake_time("1555986659279360001²") is None
+    assert snowflake_time("١٥٥٥٩٨٦٦٥٩٢٧٩٣٦٠٠٠١") is None
+    assert snowflake_time("9" * 100) is None
+    assert snowflake_time("9" * 5000) is None
     assert account_handle(" https://twitter.com/LBpresidency ") == "lbpresidency"
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -34,15 +36,32 @@ def cheap_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(users, "_dummy_hash", None)
 
 
+class Clock:
+    """The time the app's login throttle goes by; tests move it instead of sleeping."""
+
+    def __init__(self, start: datetime = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
 @dataclass
 class AppEnv:
     db: Database
     settings: Settings
     world: World
     outbox: Path
+    clock: Clock = field(default_factory=Clock)
 
-    def client(self) -> TestClient:
-        return TestClient(create_app(self.settings, self.db, secret="test-secret"))
+    def client(self, **options: Any) -> TestClient:
+        """A client of a fresh app over the same database and clock; `options` go to
+        TestClient (e.g. client=("203.0.113.7", 50000) for another address)."""
+        app = create_app(self.settings, self.db, secret="test-secret", clock=self.clock)
+        return TestClient(app, **options)
 
 
 @pytest.fixture

@@ -1,0 +1,92 @@
+"""Transport-level protections of the review app: Secure session cookies when served over
+HTTPS, which proxies to believe about the client, and who may read `/metrics`.
+
+Behind a reverse proxy the app sees the proxy's address and plain HTTP. Only proxies listed in
+`web.trusted_proxies` are believed when they send X-Forwarded-For / X-Forwarded-Proto; from
+anyone else those headers are ignored, so a client cannot claim to be local or to use HTTPS.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from typing import Literal
+
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+
+class SchemeAwareSessions:
+    """Starlette's SessionMiddleware with the Secure flag decided per request: always or never
+    when configured, else when the request came over HTTPS (as the app sees the scheme, i.e.
+    after a trusted proxy's X-Forwarded-Proto)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        /,
+        *,
+        secure: bool | None,
+        secret_key: str,
+        session_cookie: str,
+        max_age: int,
+        same_site: Literal["lax", "strict", "none"] = "lax",
+    ) -> None:
+        self.secure = secure
+        self._plain, self._https = (
+            SessionMiddleware(
+                app,
+                secret_key=secret_key,
+                session_cookie=session_cookie,
+                max_age=max_age,
+                same_site=same_site,
+                https_only=https_only,
+            )
+            for https_only in (False, True)
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        secure = self.secure
+        if secure is None:
+            secure = scope.get("scheme") in ("https", "wss")
+        await (self._https if secure else self._plain)(scope, receive, send)
+
+
+def client_address(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
+def _is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped.is_loopback
+    return ip.is_loopback
+
+
+def is_local_request(request: Request, *, proxies_trusted: bool) -> bool:
+    """Whether the request comes from this machine and was not relayed by a proxy. A relayed
+    request from loopback is local only when trusted proxies resolved its real client (then
+    `request.client` is that client); a Forwarded or X-Real-IP header, which nothing here
+    resolves, always counts as relayed."""
+    if not _is_loopback(client_address(request)):
+        return False
+    headers = request.headers
+    if "forwarded" in headers or "x-real-ip" in headers:
+        return False
+    return proxies_trusted or "x-forwarded-for" not in headers
+
+
+def bearer_matches(authorization: str | None, token: str) -> bool:
+    """`Authorization: Bearer <token>`, compared in constant time."""
+    if not authorization or not token:
+        return False
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(value.strip().encode(), token.encode())
