@@ -21,6 +21,7 @@ from adapters.base import Adapter, Summons
 from bot.config import Settings
 from bot.convert import reply_rules, target_post
 from bot.posting import post_one
+from bot.repeats import unrepeated
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
 from storage.db import Database, retry_when_locked
@@ -131,6 +132,10 @@ class Worker:
                 lambda: self._technical_failure(request_id, attempts, error),
             )
             return
+        decision = self._locked_retry(
+            f"request {request_id}: comparing with earlier replies",
+            lambda: unrepeated(self.db, request_id, platform, decision, self.settings.guard),
+        )
         # The pipeline's work (and its LLM spend) is not lost to a lock: only this one
         # transaction is run again.
         state = self._locked_retry(

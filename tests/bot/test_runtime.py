@@ -279,9 +279,23 @@ def test_a_claim_answered_recently_is_answered_again_without_the_pipeline(env: E
     env.run_once(settings)
     first, second = env.requests(settings)
     assert second.reused_from_id == first.id
-    assert second.reply_text == first.reply_text
+    # The same answer, never the same bytes: X refuses a duplicate of our own post.
+    assert second.reply_text == f"{first.reply_text} (ref. {second.id})"
     assert second.state == RequestState.DRY_RUN.value
     assert len(env.fake.requests) == calls  # no LLM call for the reuse
+
+
+def test_the_same_person_asking_twice_in_live_mode_never_gets_the_same_bytes(env: Env) -> None:
+    env.add(summons("1", parent_id="same"))
+    settings = env.settings("live")
+    env.run_once(settings)
+    env.add(summons("2", parent_id="same"))
+    env.run_once(settings)
+    first, second = env.requests(settings)
+    assert [first.state, second.state] == [RequestState.POSTED.value] * 2
+    texts = [line["text"] for line in env.outbox_lines()]
+    assert len(texts) == 2 and texts[0] != texts[1]
+    assert texts[1] == f"{texts[0]} (ref. {second.id})"
 
 
 def test_malformed_summons_is_recorded_and_skipped_without_losing_others(env: Env) -> None:

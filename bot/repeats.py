@@ -1,0 +1,86 @@
+"""No reply repeats, byte for byte, one the bot already sent or queued on the same platform.
+
+X refuses a post identical to one the account made recently ("duplicate content"), so a second
+identical reply would fail there; and a reused answer (triage's "claim answered before") or a
+templated known-claim reply is the same text for everyone who asks about the same claim, the
+same person included. Such a reply carries this request's reference number: unique by
+construction, and something a reader or an auditor can quote back.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot.convert import reply_rules
+from pipeline import guard
+from pipeline.config import GuardConfig
+from pipeline.records import Decision, DecisionStatus
+from storage.db import Database
+from storage.models import Request, RequestState
+
+# Requests whose reply text went out, is about to, or would have (dry-run audits show what
+# live would do).
+SENT_STATES = (
+    RequestState.POSTED.value,
+    RequestState.POSTING.value,
+    RequestState.AWAITING_REVIEW.value,
+    RequestState.DRY_RUN.value,
+)
+
+
+def referenced(text: str, request_id: int) -> str:
+    return f"{text} (ref. {request_id})"
+
+
+def repeated_by(db: Database, platform: str, text: str, request_id: int) -> int | None:
+    """An earlier request on `platform` whose reply text is exactly `text`, if any."""
+    with db.session() as session:
+        return session.scalars(
+            select(Request.id)
+            .where(
+                Request.platform == platform,
+                Request.reply_text == text,
+                Request.state.in_(SENT_STATES),
+                Request.id != request_id,
+            )
+            .order_by(Request.id)
+            .limit(1)
+        ).first()
+
+
+def unrepeated(
+    db: Database, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
+) -> Decision:
+    """`decision` with a reply no earlier request sent: unchanged when it is new, else with this
+    request's reference added (and the guard run again on it); an abstention when the
+    reference does not fit the platform's rules."""
+    if decision.status is not DecisionStatus.REPLY or not decision.reply:
+        return decision
+    earlier = repeated_by(db, platform, decision.reply, request_id)
+    if earlier is None:
+        return decision
+    text = referenced(decision.reply, request_id)
+    allowed = [*decision.urls, *(e.url for e in decision.evidence)]
+    report = guard.check_text(text, reply_rules(platform), evidence_urls=allowed, cfg=cfg)
+    if not report.valid:
+        return decision.model_copy(
+            update={
+                "status": DecisionStatus.ABSTAIN,
+                "reasons": [
+                    f"the reply repeats request #{earlier}'s and a reference does not fit: "
+                    + "; ".join(report.problems),
+                    *decision.reasons,
+                ],
+            }
+        )
+    return decision.model_copy(
+        update={
+            "reply": text,
+            "urls": report.urls,
+            "reasons": [
+                f"the reply repeats request #{earlier}'s: this request's reference was added "
+                "so the same text is never sent twice",
+                *decision.reasons,
+            ],
+        }
+    )

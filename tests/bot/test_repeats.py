@@ -1,0 +1,65 @@
+"""A reply that repeats one already sent on the platform carries its own reference."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.repeats import unrepeated
+from pipeline.config import GuardConfig
+from pipeline.guard import x_weighted_length
+from pipeline.records import Decision, DecisionStatus, Platform
+from storage.db import Database
+from storage.models import Request, RequestState
+
+TEXT = "Lemon water does not kill flu viruses, says the ministry: https://ministry.example/flu"
+AS_OF = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def _request(db: Database, sid: str, state: RequestState, text: str | None) -> int:
+    with db.transaction() as session:
+        row = Request(platform="x", summons_id=sid, state=state.value, reply_text=text)
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def _decision(text: str) -> Decision:
+    return Decision(
+        status=DecisionStatus.REPLY,
+        platform=Platform.X,
+        reply=text,
+        urls=["https://ministry.example/flu"],
+        as_of=AS_OF,
+    )
+
+
+def test_a_new_reply_is_left_as_it_is(db: Database) -> None:
+    _request(db, "1", RequestState.POSTED, "Something else entirely.")
+    mine = _request(db, "2", RequestState.PROCESSING, None)
+    assert unrepeated(db, mine, "x", _decision(TEXT), GuardConfig()) == _decision(TEXT)
+
+
+def test_a_repeated_reply_gets_this_requests_reference_and_keeps_its_link(db: Database) -> None:
+    first = _request(db, "1", RequestState.POSTED, TEXT)
+    mine = _request(db, "2", RequestState.PROCESSING, None)
+    varied = unrepeated(db, mine, "x", _decision(TEXT), GuardConfig())
+    assert varied.reply == f"{TEXT} (ref. {mine})"
+    assert varied.urls == ["https://ministry.example/flu"]
+    assert varied.reasons[0].startswith(f"the reply repeats request #{first}'s")
+
+
+def test_a_repeat_of_a_skipped_or_failed_request_is_no_repeat(db: Database) -> None:
+    _request(db, "1", RequestState.FAILED, TEXT)
+    mine = _request(db, "2", RequestState.PROCESSING, None)
+    assert unrepeated(db, mine, "x", _decision(TEXT), GuardConfig()).reply == TEXT
+
+
+def test_a_repeat_with_no_room_for_the_reference_abstains_with_the_reason(db: Database) -> None:
+    # 275 of X's 280: the reply fits, " (ref. N)" does not.
+    full = TEXT + " " + "x" * (275 - x_weighted_length(TEXT) - 1)
+    assert x_weighted_length(full) == 275
+    _request(db, "1", RequestState.POSTED, full)
+    mine = _request(db, "2", RequestState.PROCESSING, None)
+    result = unrepeated(db, mine, "x", _decision(full), GuardConfig())
+    assert result.status is DecisionStatus.ABSTAIN
+    assert "a reference does not fit: too_long" in result.reasons[0]
