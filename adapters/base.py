@@ -13,11 +13,20 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+# The longest text kept of one post: X's longest posts (note_tweet) are 25,000 characters and
+# Bluesky's 3,000 bytes. Anything longer is cut, and the cut is noted on the record.
+MAX_TEXT_CHARS = 25_000
+# Media kinds: "photo" is looked at; "video" and "animated_gif" are recorded and described to
+# the pipeline as not analysed; "unsupported" is an attachment the adapter could not read
+# (an embed type it does not know), recorded with a note instead of dropped.
+VIDEO_KINDS = frozenset({"video", "animated_gif"})
+
 
 class MediaRef(BaseModel):
-    url: str  # a fetchable URL (platform CDN) or a local path for the local adapter
+    url: str  # a fetchable URL (platform CDN) or a local path for the local adapter; "" if none
     alt_text: str | None = None
     kind: str = "photo"
+    note: str | None = None  # what could not be read of it (no URL, an unknown embed type)
 
 
 class SocialPost(BaseModel):
@@ -34,6 +43,7 @@ class SocialPost(BaseModel):
     media: list[MediaRef] = Field(default_factory=list)
     quoted: SocialPost | None = None  # the post this one quotes, when resolved
     author_is_bot: bool = False
+    notes: list[str] = Field(default_factory=list)  # what was cut or could not be read
 
 
 class TargetStatus(StrEnum):
@@ -69,6 +79,7 @@ class Summons(BaseModel):
     replies_to_bot: bool = False
     author_is_bot: bool = False
     reply_allowed: bool = True  # False when a thread gate forbids our reply
+    notes: list[str] = Field(default_factory=list)  # what was cut or could not be read
 
 
 class FetchResult(BaseModel):
@@ -174,3 +185,36 @@ def storable(text: str) -> str:
     UTF-8, a `\\ud800` escape in JSON, an emoji cut in half by a platform) become backslash
     escapes instead of failing the transaction they are written in."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def readable_text(text: object, notes: list[str], what: str = "text") -> str:
+    """Platform text as something the bot can keep: a string (anything else is noted and
+    read as empty), storable (lone surrogates escaped), at most `MAX_TEXT_CHARS` characters;
+    each change is noted in `notes`."""
+    if not isinstance(text, str):
+        if text is not None:
+            notes.append(f"{what} was not text ({type(text).__name__}); read as empty")
+        return ""
+    kept = storable(text)
+    if kept != text:
+        notes.append(f"{what} had characters that are not valid Unicode; kept as escapes")
+    if len(kept) > MAX_TEXT_CHARS:
+        notes.append(f"{what} cut to {MAX_TEXT_CHARS:,} of {len(kept):,} characters")
+        kept = kept[:MAX_TEXT_CHARS]
+    return kept
+
+
+def unreadable_summons(
+    platform: str, key: str, problem: str, *, created_at: datetime, author: str = ""
+) -> Summons:
+    """A summons the adapter could not read: recorded, and skipped by triage with the reason
+    (its target is `unavailable`), so one bad item neither stops a poll nor is lost."""
+    return Summons(
+        platform=platform,
+        id=storable(key)[:128],
+        author=storable(author)[:256],
+        text="",
+        created_at=created_at,
+        target_status=TargetStatus.UNAVAILABLE,
+        target_reason=storable(f"unreadable summons: {problem}")[:500],
+    )

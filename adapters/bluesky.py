@@ -44,6 +44,7 @@ Post text and records are untrusted data; nothing here acts on their content.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -67,7 +68,11 @@ from atproto_client.exceptions import (
     RequestErrorBase,
     UnauthorizedError,
 )
+from atproto_client.models.dot_dict import DotDict
+from atproto_client.models.utils import get_or_create
 from atproto_core.exceptions import AtProtocolError
+from pydantic import ValidationError
+from pydantic_core import from_json
 
 from adapters.base import (
     AccessDenied,
@@ -81,6 +86,9 @@ from adapters.base import (
     SocialPost,
     Summons,
     TargetStatus,
+    readable_text,
+    storable,
+    unreadable_summons,
 )
 
 _log = logging.getLogger(__name__)
@@ -99,6 +107,7 @@ MAX_PAGES = 5
 MAX_FEED_PAGES = 10
 MAX_GRAPHEMES = 300
 MAX_BYTES = 3000
+MAX_POST_TEXT = 3000  # app.bsky.feed.post `text` maxLength (the SDK model refuses longer)
 LINK_LABEL_MAX = 24  # graphemes, ellipsis included
 HTTP_TIMEOUT_S = 20.0
 PROFILE_COLLECTION = "app.bsky.actor.profile"
@@ -233,12 +242,13 @@ class BlueskyAdapter:
         for note in reversed(fresh):
             if note.uri in done or self._committed(note.uri, since):
                 continue
-            if not models.is_record_type(note.record, models.AppBskyFeedPost):
-                continue
-            if not _summons_us(note, me.did):
+            summons = self._read_summons(note, me)
+            if summons is None:
                 continue
             done.add(note.uri)
-            summonses.append(self._build_summons(note, me))
+            summonses.append(summons)
+        # An item whose time cannot be read does not move the cursor; it is recorded anyway.
+        fresh = [n for n in fresh if n.indexed_at]
         newest = max((_server_time(n.indexed_at) for n in fresh), default=None)
         if newest is None or (since is not None and newest <= since):
             # Only the overlap was read again: nothing newer than the cursor.
@@ -260,6 +270,29 @@ class BlueskyAdapter:
     def _committed(self, uri: str, since: datetime | None) -> bool:
         returned = self._returned.get(uri)
         return returned is not None and since is not None and returned[1] <= since
+
+    def _read_summons(self, note: Any, me: Session) -> Summons | None:
+        """The summons of one notification, None when it does not summon us. One that cannot
+        be read is a recorded, skipped summons: never an exception that fails the poll (only
+        a retryable platform failure, which the next poll tries again, is raised)."""
+        if isinstance(note, _BadNote):
+            return note.summons()
+        try:
+            record, notes = _post_record(note.record, note.indexed_at)
+            if record is None:
+                if note.reason not in SUMMONS_REASONS:
+                    return None  # a reply/quote we cannot read cannot show a mention of us
+                return _BadNote.of(note, "; ".join(notes)).summons()
+            if not _summons_us(note.reason, record, me.did):
+                return None
+            return self._build_summons(note, record, notes, me)
+        except PlatformError as exc:
+            if exc.retryable:
+                raise
+            return _BadNote.of(note, str(exc)).summons()
+        except Exception as exc:  # a shape this code did not foresee: record it
+            _log.exception("Bluesky notification %s could not be read", note.uri)
+            return _BadNote.of(note, f"{type(exc).__name__}: {exc}").summons()
 
     def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
         if not summons.reply_allowed:
@@ -356,7 +389,11 @@ class BlueskyAdapter:
             for item in resp.feed:
                 if item.reason is not None:  # a repost: someone else's words
                     continue
-                post = _post_from_view(item.post, self._is_bot)
+                try:
+                    post = _post_from_view(item.post, self._is_bot)
+                except PlatformError as exc:  # a post that cannot be read: the others can
+                    _log.warning("Bluesky feed of %s: %s", user, exc)
+                    continue
                 # The feed is ordered by the earlier of createdAt and indexedAt.
                 sort_at = min(post.created_at, _server_time(item.post.indexed_at))
                 if since is not None and sort_at < since:
@@ -517,7 +554,7 @@ class BlueskyAdapter:
         http = getattr(self._client.request, "_client", None)
         if isinstance(http, httpx.Client):
             hooks = http.event_hooks
-            hooks["response"] = [*hooks.get("response", []), self._observe_response]
+            hooks["response"] = [*hooks.get("response", []), self._observe_response, _repair_json]
             http.event_hooks = hooks
         else:
             _log.info("Bluesky client transport is not httpx: budgets() will stay empty")
@@ -545,17 +582,16 @@ class BlueskyAdapter:
             params = models.AppBskyNotificationListNotifications.Params(
                 limit=PAGE_LIMIT, reasons=list(SUMMONS_REASONS), cursor=page_cursor
             )
-            resp = self._call(
-                "listNotifications",
-                partial(self._client.app.bsky.notification.list_notifications, params),
+            notes, next_cursor = self._call(
+                "listNotifications", partial(self._list_notifications, params)
             )
-            for note in resp.notifications:
-                if since is not None and _server_time(note.indexed_at) <= since:
+            for note in notes:
+                if since is not None and note.indexed_at and _server_time(note.indexed_at) <= since:
                     return fresh
                 fresh.append(note)
-            if not resp.cursor or not resp.notifications:
+            if not next_cursor or not notes:
                 return fresh
-            page_cursor = resp.cursor
+            page_cursor = next_cursor
         if since is not None:
             _log.warning(
                 "Bluesky notifications: stopped after %d pages before reaching %s; older ones "
@@ -565,8 +601,22 @@ class BlueskyAdapter:
             )
         return fresh
 
-    def _build_summons(self, note: Any, me: Session) -> Summons:
-        record = note.record
+    def _list_notifications(self, params: Any) -> tuple[list[Any], str | None]:
+        """One page of notifications, each read on its own (the SDK's typed call fails the
+        whole page when one notification does not fit the lexicon): the readable ones as SDK
+        models, the others as `_BadNote`s."""
+        response = self._client.invoke_query(
+            "app.bsky.notification.listNotifications",
+            params=params,
+            output_encoding="application/json",
+        )
+        body = response.content if isinstance(response.content, dict) else {}
+        items = body.get("notifications")
+        notes = [_read_notification(item) for item in items] if isinstance(items, list) else []
+        cursor = body.get("cursor")
+        return notes, cursor if isinstance(cursor, str) else None
+
+    def _build_summons(self, note: Any, record: Any, notes: list[str], me: Session) -> Summons:
         author = note.author
         reply = record.reply
         parent_uri: str | None = reply.parent.uri if reply is not None else None
@@ -591,7 +641,7 @@ class BlueskyAdapter:
             id=note.uri,
             author=author.handle,
             author_id=author.did,
-            text=record.text,
+            text=readable_text(record.text, notes),
             created_at=_parse_time_or(record.created_at, note.indexed_at),
             url=_permalink(author.handle, author.did, note.uri),
             parent_id=parent_uri,
@@ -603,6 +653,7 @@ class BlueskyAdapter:
             replies_to_bot=parent_uri is not None and _uri_authority(parent_uri) == me.did,
             author_is_bot=self._is_bot(author),
             reply_allowed=res.reply_allowed,
+            notes=notes,
         )
 
     def _resolve(self, uri: str, parent_uri: str | None, quoted_uri: str | None) -> _Resolution:
@@ -720,6 +771,38 @@ class BlueskyAdapter:
         return bool(names & self._known_bots)
 
 
+def _repair_json(response: httpx.Response) -> None:
+    """Make a JSON body that is not valid UTF-8, or that escapes a lone surrogate ("\\ud83d",
+    half an emoji), readable: the SDK parses bodies with pydantic_core, which refuses both and
+    would fail the whole call, every poll. Invalid bytes become U+FFFD and lone surrogates
+    backslash escapes (`storable`); a body that parses as it is is left alone."""
+    if "application/json" not in response.headers.get("content-type", "").lower():
+        return
+    body = response.read()
+    try:
+        from_json(body)
+        return
+    except ValueError:
+        pass
+    try:
+        data = json.loads(body.decode("utf-8", "replace"))
+    except ValueError:
+        return  # not JSON at all: the SDK reports it as it is
+    _log.warning("Bluesky %s: body had invalid text; read with it escaped", response.url.path)
+    # httpx has no public way to replace a read body; the SDK reads `response.content` next.
+    response._content = json.dumps(_storable_json(data)).encode()
+
+
+def _storable_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, list):
+        return [_storable_json(v) for v in value]
+    if isinstance(value, dict):
+        return {storable(str(k)): _storable_json(v) for k, v in value.items()}
+    return value
+
+
 # --------------------------------------------------------------------- reply text
 
 
@@ -783,9 +866,9 @@ def reply_text_builder(text: str, links: Collection[str] = ()) -> Any:
 
 
 def _post_from_view(view: Any, is_bot: Callable[[Any], bool]) -> SocialPost:
-    record = view.record
-    if not models.is_record_type(record, models.AppBskyFeedPost):
-        raise PlatformError(f"{view.uri} is not a post record", retryable=False)
+    record, notes = _post_record(view.record, view.indexed_at)
+    if record is None:
+        raise PlatformError(f"{view.uri}: {'; '.join(notes)}", retryable=False)
     embeds = [view.embed] if view.embed is not None else []
     quoted_view = _record_view(view.embed)
     quoted = (
@@ -793,14 +876,16 @@ def _post_from_view(view: Any, is_bot: Callable[[Any], bool]) -> SocialPost:
         if isinstance(quoted_view, models.AppBskyEmbedRecord.ViewRecord)
         else None
     )
-    return _social_post(view, record, embeds, is_bot, quoted)
+    return _social_post(view, record, embeds, is_bot, quoted, notes)
 
 
 def _post_from_record_view(view: Any, is_bot: Callable[[Any], bool]) -> SocialPost | None:
-    record = view.value
-    if not models.is_record_type(record, models.AppBskyFeedPost):
+    if not models.is_record_type(view.value, models.AppBskyFeedPost):
         return None  # a quoted feed generator, list or starter pack: not a post
-    return _social_post(view, record, list(view.embeds or []), is_bot, None)
+    record, notes = _post_record(view.value, view.indexed_at)
+    if record is None:
+        return None
+    return _social_post(view, record, list(view.embeds or []), is_bot, None, notes)
 
 
 def _social_post(
@@ -809,6 +894,7 @@ def _social_post(
     embeds: list[Any],
     is_bot: Callable[[Any], bool],
     quoted: SocialPost | None,
+    notes: list[str],
 ) -> SocialPost:
     media: list[MediaRef] = []
     links = _facet_links(record.facets)
@@ -821,11 +907,22 @@ def _social_post(
                 )
             elif isinstance(part, models.AppBskyEmbedExternal.View):
                 links.append(part.external.uri)
+            elif isinstance(part, models.AppBskyEmbedVideo.View):
+                # Recorded, not analysed: the pipeline is told "video not analysed".
+                media.append(
+                    MediaRef(
+                        url=part.thumbnail or part.playlist, alt_text=part.alt or None, kind="video"
+                    )
+                )
+            elif not isinstance(part, models.AppBskyEmbedRecord.View):
+                # An embed type this SDK does not know (a DotDict) or this code does not read.
+                kind = _embed_type(part)
+                media.append(MediaRef(url="", kind="unsupported", note=f"embed {kind} not read"))
     return SocialPost(
         id=view.uri,
         author=view.author.handle,
         author_id=view.author.did,
-        text=record.text,
+        text=readable_text(record.text, notes),
         created_at=_parse_time_or(record.created_at, view.indexed_at),
         url=_permalink(view.author.handle, view.author.did, view.uri),
         lang=record.langs[0] if record.langs else None,
@@ -833,7 +930,125 @@ def _social_post(
         media=media,
         quoted=quoted,
         author_is_bot=is_bot(view.author),
+        notes=notes,
     )
+
+
+def _embed_type(embed: Any) -> str:
+    """The `$type` of an embed view, whatever the SDK made of it."""
+    if isinstance(embed, DotDict):
+        kind = embed.to_dict().get("$type")
+        return storable(kind)[:100] if isinstance(kind, str) else "without a $type"
+    return str(getattr(embed, "py_type", None) or type(embed).__name__)
+
+
+# The fields of a post record that may be left out when they cannot be read (the lexicon makes
+# them optional and the post still says what it says without them). `reply` is not among them:
+# a reply read as a top-level post would be answered in the wrong place.
+_OPTIONAL_POST_FIELDS = ("embed", "facets", "langs", "labels", "tags", "entities")
+
+
+def _post_record(record: Any, indexed_at: str | None) -> tuple[Any | None, list[str]]:
+    """A post record as the SDK's model, reading what can be read of one that does not fit
+    the lexicon (the SDK leaves such a record a DotDict): text over the lexicon's 3,000 is cut,
+    a missing `createdAt` is the indexing time, unreadable optional fields are left out. Each
+    change is a note. (None, why) when it is not a post or cannot be read at all."""
+    if isinstance(record, models.AppBskyFeedPost.Record):
+        return record, []
+    data = record.to_dict() if isinstance(record, DotDict) else record
+    if not isinstance(data, dict) or data.get("$type") != POST_COLLECTION:
+        kind = data.get("$type") if isinstance(data, dict) else type(record).__name__
+        return None, [f"not a post record ({storable(str(kind))[:100]})"]
+    data = dict(data)
+    notes: list[str] = []
+    text = readable_text(data.get("text"), notes)
+    if len(text) > MAX_POST_TEXT:
+        notes.append(f"text cut to {MAX_POST_TEXT:,} of {len(text):,} characters")
+        text = text[:MAX_POST_TEXT]
+    data["text"] = text
+    if not isinstance(data.get("createdAt"), str) and indexed_at:
+        notes.append("createdAt missing: the indexing time is used")
+        data["createdAt"] = indexed_at
+    for _ in range(len(_OPTIONAL_POST_FIELDS) + 1):
+        try:
+            return models.AppBskyFeedPost.Record.model_validate(data), notes
+        except ValidationError as exc:
+            failed = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            optional = [f for f in _OPTIONAL_POST_FIELDS if f in failed]
+            if not optional or failed - set(optional):
+                problem = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                    for e in exc.errors(include_url=False, include_input=False)
+                )
+                return None, [*notes, f"post record cannot be read: {storable(problem)[:300]}"]
+            for name in optional:
+                data.pop(name, None)
+                notes.append(f"{name} could not be read: left out")
+    return None, [*notes, "post record cannot be read"]
+
+
+@dataclass(frozen=True)
+class _BadNote:
+    """A notification that could not be read: recorded as a skipped summons, keyed by its post
+    uri when it has one (so a later read of the same notification is the same request)."""
+
+    uri: str
+    indexed_at: str  # "" when unreadable (then it does not move the cursor)
+    problem: str
+    author: str = ""
+
+    @classmethod
+    def of(cls, note: Any, problem: str) -> _BadNote:
+        author = getattr(getattr(note, "author", None), "handle", "") or ""
+        return cls(note.uri, note.indexed_at or "", problem, author)
+
+    def summons(self) -> Summons:
+        when = _now()
+        if self.indexed_at:
+            with suppress(ValueError):
+                when = _parse_time(self.indexed_at)
+        return unreadable_summons(
+            "bluesky", self.uri, self.problem, created_at=when, author=self.author
+        )
+
+
+def _read_notification(item: Any) -> Any:
+    """One notification as the SDK's model, or a `_BadNote` saying why it cannot be read."""
+    raw = item if isinstance(item, dict) else {}
+    uri = raw.get("uri")
+    if not isinstance(uri, str) or not uri:
+        digest = sha256(json.dumps(item, sort_keys=True, default=str).encode()).hexdigest()
+        uri = f"malformed:bluesky:sha256-{digest[:16]}"
+    indexed = raw.get("indexedAt")
+    indexed_at = indexed if isinstance(indexed, str) and _is_time(indexed) else ""
+    try:
+        note = get_or_create(item, models.AppBskyNotificationListNotifications.Notification)
+    except (AtProtocolError, ValueError) as exc:
+        return _BadNote(uri, indexed_at, _model_problem(exc))
+    if not indexed_at:
+        why = f"indexedAt is not a date-time: {storable(repr(indexed))[:60]}"
+        return _BadNote(uri, "", why, note.author.handle)
+    return note
+
+
+def _model_problem(exc: Exception) -> str:
+    cause = exc.__cause__ if isinstance(exc.__cause__, ValidationError) else exc
+    if isinstance(cause, ValidationError):
+        return storable(
+            "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'notification'}: {e['msg']}"
+                for e in cause.errors(include_url=False, include_input=False)
+            )
+        )[:300]
+    return storable(f"{type(exc).__name__}: {exc}")[:300]
+
+
+def _is_time(value: str) -> bool:
+    try:
+        _parse_time(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _media_parts(embed: Any) -> list[Any]:
@@ -888,11 +1103,11 @@ def _replies_to(record: Any, uri: str) -> bool:
     )
 
 
-def _summons_us(note: Any, did: str) -> bool:
+def _summons_us(reason: str, record: Any, did: str) -> bool:
     """A `mention`, or a reply/quote whose record has a mention facet for `did`."""
-    if note.reason in SUMMONS_REASONS:
+    if reason in SUMMONS_REASONS:
         return True
-    return note.reason in _FACET_REASONS and did in _facet_mentions(note.record.facets)
+    return reason in _FACET_REASONS and did in _facet_mentions(record.facets)
 
 
 def _facet_mentions(facets: Any) -> set[str]:

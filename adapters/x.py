@@ -33,6 +33,8 @@ What the platform allows shapes this module:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
@@ -46,7 +48,7 @@ from urllib.parse import urlsplit
 
 import requests
 import tweepy
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from requests.adapters import HTTPAdapter
 
 from adapters.base import (
@@ -62,6 +64,9 @@ from adapters.base import (
     SocialPost,
     Summons,
     TargetStatus,
+    readable_text,
+    storable,
+    unreadable_summons,
 )
 
 log = logging.getLogger(__name__)
@@ -245,10 +250,53 @@ class _Media(_Model):
     alt_text: str | None = None
 
 
+def _problem(exc: ValidationError) -> str:
+    """A validation error in one line, without the input (which is untrusted and may be huge)."""
+    return storable(
+        "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'item'}: {err['msg']}"
+            for err in exc.errors(include_url=False, include_input=False)
+        )
+    )[:300]
+
+
+def _readable_items(model: type[BaseModel], items: Any) -> tuple[list[Any], dict[str, str]]:
+    """The items of a response list that `model` can read, and {id or key: problem} for the
+    others: one malformed item must not make the whole page unreadable."""
+    if not isinstance(items, list):
+        return [], ({"": f"not a list: {type(items).__name__}"} if items is not None else {})
+    good: list[Any] = []
+    bad: dict[str, str] = {}
+    for item in items:
+        try:
+            good.append(model.model_validate(item))
+        except ValidationError as exc:
+            key = item.get("id") or item.get("media_key") if isinstance(item, dict) else None
+            if not isinstance(key, str | int):
+                # No id to key it by: its content, so the same item read again is one request.
+                raw = json.dumps(item, sort_keys=True, default=str).encode("utf-8", "replace")
+                key = "sha256-" + hashlib.sha256(raw).hexdigest()[:16]
+            bad[str(key)] = _problem(exc)
+    return good, bad
+
+
 class _Includes(_Model):
     tweets: list[_Tweet] = Field(default_factory=list)
     users: list[_User] = Field(default_factory=list)
     media: list[_Media] = Field(default_factory=list)
+    # Included objects that could not be read, by id or media key: the problem.
+    unreadable: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _each_alone(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return {"unreadable": {"includes": f"not an object: {type(data).__name__}"}}
+        out: dict[str, Any] = {"unreadable": {}}
+        for name, model in (("tweets", _Tweet), ("users", _User), ("media", _Media)):
+            out[name], bad = _readable_items(model, data.get(name))
+            out["unreadable"].update(bad)
+        return out
 
 
 class _ApiError(_Model):
@@ -275,10 +323,34 @@ class _Meta(_Model):
 
 
 class _TweetPage(_Model):
+    """One page of posts. Each post, included object and partial error is read on its own:
+    the ones that cannot be read are kept aside (`unreadable`) instead of failing the page."""
+
     data: list[_Tweet] = Field(default_factory=list)
     includes: _Includes = Field(default_factory=_Includes)
     errors: list[_ApiError] = Field(default_factory=list)
     meta: _Meta = Field(default_factory=_Meta)
+    # Posts in `data` that could not be read: (their id, or "#n" for the n-th, and why).
+    unreadable: list[tuple[str, str]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _each_alone(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        tweets, bad = _readable_items(_Tweet, data.get("data"))
+        errors, _ = _readable_items(_ApiError, data.get("errors"))
+        try:
+            meta = _Meta.model_validate(data.get("meta") or {})
+        except ValidationError:
+            meta = _Meta()
+        return {
+            "data": tweets,
+            "includes": data.get("includes") or {},
+            "errors": errors,
+            "meta": meta,
+            "unreadable": list(bad.items()),
+        }
 
 
 class _UserLookup(_Model):
@@ -456,7 +528,12 @@ class XAdapter:
     # The Adapter interface --------------------------------------------------------------------
 
     def fetch_summons(self, cursor: str | None) -> FetchResult:
-        """Mentions newer than `cursor`, oldest first; the new cursor is the newest id seen."""
+        """Mentions newer than `cursor`, oldest first; the new cursor is the newest id seen.
+
+        Without a cursor (a first run) only the newest page is read: a fresh deployment does
+        not page through an old backlog (the runtime's age limit skips what is old on it). A
+        post that cannot be read becomes a recorded, skipped summons and the cursor moves past
+        it, so one bad item never fails every later poll."""
         bot_id = self._creds.bot_user_id
         pages = tweepy.Paginator(
             self._client.get_users_mentions,
@@ -468,7 +545,7 @@ class XAdapter:
             tweet_fields=TWEET_FIELDS,
             media_fields=MEDIA_FIELDS,
             user_fields=USER_FIELDS,
-            limit=self._max_pages,
+            limit=self._max_pages if cursor is not None else 1,
         )
         summons: list[Summons] = []
         newest: str | None = None
@@ -476,13 +553,20 @@ class XAdapter:
         for page in self._pages(pages, "mentions"):
             if newest is None:
                 newest = page.meta.newest_id
+            for key, problem in page.unreadable:
+                log.warning("X mention %s could not be read: %s", key, problem)
+                summons.append(_unreadable(key, problem))
             for tweet in page.data:
-                if self._typed_mention(tweet):
-                    summons.append(self._summons(tweet, page))
-                else:
-                    log.info("X mention %s: our handle is only in the reply prefix", tweet.id)
+                try:
+                    if self._typed_mention(tweet):
+                        summons.append(self._summons(tweet, page))
+                    else:
+                        log.info("X mention %s: our handle is only in the reply prefix", tweet.id)
+                except Exception as exc:  # a shape this code did not foresee: record it
+                    log.exception("X mention %s could not be read", tweet.id)
+                    summons.append(_unreadable(tweet.id, f"{type(exc).__name__}: {exc}"))
             last = page
-        if last is not None and last.meta.next_token:
+        if cursor is not None and last is not None and last.meta.next_token:
             log.warning(
                 "X mentions: more than %d pages since %s; older mentions in the gap are skipped",
                 self._max_pages,
@@ -490,8 +574,9 @@ class XAdapter:
             )
         if not summons:
             return FetchResult(summons=[], cursor=newest)
-        summons.sort(key=lambda s: int(s.id))
-        return FetchResult(summons=summons, cursor=newest or summons[-1].id)
+        summons.sort(key=lambda s: (not s.id.isdigit(), int(s.id) if s.id.isdigit() else 0))
+        ids = [s.id for s in summons if s.id.isdigit()]
+        return FetchResult(summons=summons, cursor=newest or (ids[-1] if ids else None))
 
     def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
         """Reply to the mention itself: X lets self-serve apps answer only who summoned them.
@@ -724,12 +809,13 @@ class XAdapter:
         else:
             status, reason, target = self._target(target_id, page)
         context = {"conversation_id": tweet.conversation_id} if tweet.conversation_id else {}
+        notes: list[str] = []
         return Summons(
             platform=self.name,
             id=tweet.id,
             author=username,
             author_id=tweet.author_id,
-            text=_full_text(tweet),
+            text=readable_text(_full_text(tweet), notes),
             created_at=tweet.created_at or _snowflake_time(tweet.id),
             url=PERMALINK.format(username=username or "i", id=tweet.id),
             parent_id=parent_id,
@@ -742,6 +828,7 @@ class XAdapter:
             replies_to_bot=parent_id is not None
             and tweet.in_reply_to_user_id == self._creds.bot_user_id,
             author_is_bot=self._is_bot(tweet.author_id, username),
+            notes=notes,
         )
 
     def _target(
@@ -763,6 +850,9 @@ class XAdapter:
             None,
         )
         if error is None:
+            problem = page.includes.unreadable.get(target_id)
+            if problem is not None:
+                return TargetStatus.UNAVAILABLE, f"post could not be read: {problem}", None
             return TargetStatus.UNAVAILABLE, "post not included in the response", None
         return _status_for(error), error.detail or error.title or error.type, None
 
@@ -773,11 +863,14 @@ class XAdapter:
         username = author.username if author else ""
         quoted_id = tweet.reference("quoted")
         quoted = next((t for t in includes.tweets if t.id == quoted_id), None)
+        notes: list[str] = []
+        if quoted_id is not None and quoted is None and quoted_id in includes.unreadable:
+            notes.append(f"quoted post could not be read: {includes.unreadable[quoted_id]}")
         return SocialPost(
             id=tweet.id,
             author=username,
             author_id=tweet.author_id,
-            text=_full_text(tweet),
+            text=readable_text(_full_text(tweet), notes),
             created_at=tweet.created_at or _snowflake_time(tweet.id),
             url=PERMALINK.format(username=username or "i", id=tweet.id),
             lang=tweet.lang,
@@ -785,6 +878,7 @@ class XAdapter:
             media=_media(tweet, includes),
             quoted=self._post(quoted, includes) if quoted is not None else None,
             author_is_bot=self._is_bot(tweet.author_id, username),
+            notes=notes,
         )
 
 
@@ -832,16 +926,30 @@ def _links(tweet: _Tweet) -> list[str]:
 
 
 def _media(tweet: _Tweet, includes: _Includes) -> list[MediaRef]:
+    """Each attachment, readable or not: a photo by its URL, a video or GIF by its preview
+    image (kind "video" / "animated_gif": recorded, not analysed), and one that the response
+    does not include or gives no URL for, with a note instead of being dropped."""
     if tweet.attachments is None:
         return []
     by_key = {m.media_key: m for m in includes.media}
     refs = []
     for key in tweet.attachments.media_keys:
         item = by_key.get(key)
-        url = item and (item.url or item.preview_image_url)
-        if item and url:
-            refs.append(MediaRef(url=url, alt_text=item.alt_text, kind=item.type))
+        if item is None:
+            problem = includes.unreadable.get(key, "not included in the response")
+            refs.append(MediaRef(url="", kind="unsupported", note=f"media {key}: {problem}"))
+            continue
+        url = item.url or item.preview_image_url
+        note = None if url else f"media {key}: no URL in the response"
+        refs.append(MediaRef(url=url or "", alt_text=item.alt_text, kind=item.type, note=note))
     return refs
+
+
+def _unreadable(key: str, problem: str) -> Summons:
+    """A mention that could not be read, keyed by its id when it has a usable one."""
+    ident = key if key.isdigit() else f"malformed:x:{storable(key)[:40]}"
+    when = _snowflake_time(key) if key.isdigit() else datetime.now(UTC)
+    return unreadable_summons("x", ident, problem, created_at=when)
 
 
 def _snowflake_time(tweet_id: str) -> datetime:

@@ -107,6 +107,9 @@ class RuntimeConfig(BaseModel):
     # giving up (one line, no traceback), waiting db_lock_backoff_s doubled between them.
     db_lock_attempts: int = Field(default=5, ge=1)
     db_lock_backoff_s: float = Field(default=1.0, ge=0)
+    # A summons older than this when it is triaged is recorded as skipped, not answered: a
+    # first run or a backlog after downtime must not answer old mentions. 0 or None: no limit.
+    max_summons_age_s: float | None = Field(default=21600.0, ge=0)
 
 
 class WebConfig(BaseModel):
@@ -218,8 +221,13 @@ class Settings(BaseSettings):
             authority=self.authority,
         )
 
+    def adapter_section(self, adapter: str) -> AdapterConfig | None:
+        """The `[adapter]` section of a platform adapter (`bot/platforms.py`), or None."""
+        section = getattr(self, adapter, None) if adapter in type(self).model_fields else None
+        return section if isinstance(section, AdapterConfig) else None
+
     def adapter_mode(self, adapter: str) -> Mode:
-        section = {"local": self.local, "x": self.x, "bluesky": self.bluesky}.get(adapter)
+        section = self.adapter_section(adapter)
         return section.mode if section is not None and section.mode else self.mode
 
     def web_config(self) -> WebConfig:

@@ -6,20 +6,19 @@ import hashlib
 import re
 import unicodedata
 
-from adapters.base import SocialPost, Summons, TargetStatus
+from adapters.base import VIDEO_KINDS, MediaRef, SocialPost, Summons, TargetStatus
+from bot.platforms import spec_for
 from pipeline.records import Image, Platform, Post
 
 _MENTION_RE = re.compile(r"(?<!\w)@[\w.\-]+")
 _URL_RE = re.compile(r"https?://\S+")
 
 
-_REPLY_RULES = {"x": Platform.X, "bluesky": Platform.BLUESKY, "x_notes": Platform.NOTES}
-
-
 def reply_rules(adapter_platform: str) -> Platform:
-    """Whose counting rules a reply on this adapter follows; the local adapter (and any other
-    without rules of its own) uses X's, the strictest."""
-    return _REPLY_RULES.get(adapter_platform, Platform.X)
+    """Whose counting rules a reply on this adapter follows: its spec's reply format
+    (`bot.platforms`); a platform no spec names uses X's, the strictest."""
+    spec = spec_for(adapter_platform)
+    return spec.reply_format if spec is not None else Platform.X
 
 
 def to_post(social: SocialPost, platform: str) -> Post:
@@ -32,9 +31,27 @@ def to_post(social: SocialPost, platform: str) -> Post:
         url=social.url,
         lang=social.lang,
         links=list(social.links),
-        images=[Image(source=m.url, alt_text=m.alt_text) for m in social.media],
+        images=[_image(m) for m in social.media],
         quoted=to_post(social.quoted, platform) if social.quoted else None,
     )
+
+
+VIDEO_NOT_ANALYSED = "video not analysed"
+
+
+def _image(media: MediaRef) -> Image:
+    """A photo with a URL is an image for the describer to look at. Anything else is described
+    here and never fetched (an image with a description is not described again): a video or
+    GIF as "video not analysed", an attachment the adapter could not read by its note."""
+    if media.kind == "photo" and media.url:
+        return Image(source=media.url, alt_text=media.alt_text)
+    if media.kind in VIDEO_KINDS:
+        said = VIDEO_NOT_ANALYSED
+    else:
+        said = f"attachment not analysed ({media.note or media.kind})"
+    if media.alt_text:
+        said += f". Alt text: {media.alt_text}"
+    return Image(source=media.url, alt_text=media.alt_text, description=said)
 
 
 def target_post(summons: Summons) -> Post | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bot import platforms
 from bot.config import Settings
 from storage.db import Database
 from storage.models import SettingOverride
@@ -79,26 +80,30 @@ class Overridable:
     choices: tuple[str, ...] = ()  # for a select box; empty for free input
 
 
-OVERRIDABLE: dict[str, Overridable] = {
-    o.key: o
-    for o in (
-        Overridable("mode", "Global mode", _mode, MODES),
-        Overridable("local.mode", "Local adapter mode (empty: global)", _adapter_mode, MODES),
-        Overridable("x.mode", "X adapter mode (empty: global)", _adapter_mode, MODES),
-        Overridable("bluesky.mode", "Bluesky adapter mode (empty: global)", _adapter_mode, MODES),
-        Overridable("guard.min_confidence", "Guard: minimum verdict confidence", _fraction),
+_THRESHOLDS = (
+    Overridable("guard.min_confidence", "Guard: minimum verdict confidence", _fraction),
+    Overridable("guard.min_independent_sources", "Guard: minimum independent sources", _sources),
+    Overridable("research.vote_threshold", "Research: signed-vote threshold", _fraction),
+    Overridable("research.decide_confidence", "Research: round decided above", _fraction),
+    Overridable("runtime.review_ttl_h", "Review deadline (hours)", _positive_hours),
+)
+
+
+def overridable() -> dict[str, Overridable]:
+    """The keys that may be overridden: the global mode, each registered adapter's mode
+    (`bot.platforms`), then the thresholds."""
+    adapter_modes = (
         Overridable(
-            "guard.min_independent_sources", "Guard: minimum independent sources", _sources
-        ),
-        Overridable("research.vote_threshold", "Research: signed-vote threshold", _fraction),
-        Overridable("research.decide_confidence", "Research: round decided above", _fraction),
-        Overridable("runtime.review_ttl_h", "Review deadline (hours)", _positive_hours),
+            f"{p.name}.mode", f"{p.label} adapter mode (empty: global)", _adapter_mode, MODES
+        )
+        for p in platforms.specs()
     )
-}
+    keys = (Overridable("mode", "Global mode", _mode, MODES), *adapter_modes, *_THRESHOLDS)
+    return {o.key: o for o in keys}
 
 
 def parse_value(key: str, raw: Any) -> Any:
-    spec = OVERRIDABLE.get(key)
+    spec = overridable().get(key)
     if spec is None:
         raise OverrideError(f"{key!r} cannot be changed here")
     return spec.parse(raw)

@@ -18,7 +18,6 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import partial
 from types import FrameType
 from typing import TypeVar
@@ -26,7 +25,7 @@ from typing import TypeVar
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from adapters.base import Adapter
-from bot import review
+from bot import platforms, review
 from bot.config import Settings
 from bot.intake import PollResult, poll
 from bot.posting import post_due
@@ -42,27 +41,12 @@ T = TypeVar("T")
 
 
 def build_adapters(settings: Settings) -> dict[str, Adapter]:
-    adapters: dict[str, Adapter] = {}
-    if settings.local.enabled:
-        from adapters.local import LocalAdapter
-
-        adapters["local"] = LocalAdapter(
-            settings.inbox, settings.outbox, bot_handle=settings.local.bot_handle
-        )
-    if settings.x.enabled:
-        from adapters.x import XAdapter, XCredentials
-
-        adapters["x"] = XAdapter(XCredentials.from_env(), known_bots=settings.runtime.known_bots)
-    if settings.bluesky.enabled:
-        from adapters.bluesky import BlueskyAdapter, BlueskyCredentials
-
-        adapters["bluesky"] = BlueskyAdapter(
-            BlueskyCredentials.from_env(),
-            session_path=settings.bluesky.session_path,
-            known_bots=settings.runtime.known_bots,
-            overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),
-        )
-    return adapters
+    """Every registered adapter (`bot.platforms`) whose section is enabled, by platform name."""
+    return {
+        spec.name: spec.build(settings)
+        for spec in platforms.specs()
+        if spec.section(settings).enabled
+    }
 
 
 @dataclass
@@ -85,11 +69,7 @@ class Bot:
         self._stop = threading.Event()
 
     def bot_handles(self) -> dict[str, str]:
-        return {
-            "local": self.settings.local.bot_handle,
-            "x": self.settings.x.bot_handle,
-            "bluesky": self.settings.bluesky.bot_handle,
-        }
+        return {spec.name: spec.bot_handle(self.settings) for spec in platforms.specs()}
 
     def start(self) -> None:
         """Before taking new work: requeue what a dead process left half-done, and settle

@@ -1,15 +1,17 @@
 """Triage: decide, for each new request, whether the bot should work on it at all.
 
 In order: opt-out commands ("stop"/"start"), our own posts and replies to our replies (no
-loops), other bots, opted-out users, unreadable targets, thread gates, hourly limits per user
-and overall, and claims answered recently (answered again with the same reply, linked).
+loops), other bots, opted-out users, unreadable targets, summons older than
+`runtime.max_summons_age_s`, thread gates, hourly limits per user and overall, and claims
+answered recently (answered again with the same reply, linked). A platform's `TriagePolicy`
+(`bot/platforms.py`) says whether its opt-out commands and per-user limit apply.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -17,6 +19,7 @@ from sqlalchemy.orm import Session
 from adapters.base import Summons, TargetStatus
 from bot.config import RuntimeConfig
 from bot.convert import command_word
+from bot.platforms import triage_policy
 from pipeline.records import utcnow
 from storage.db import Database, is_lock_error
 from storage.models import OptOut, Request, RequestState
@@ -82,8 +85,9 @@ def decide(
     session: Session, request: Request, cfg: RuntimeConfig, bot_handle: str
 ) -> TriageOutcome:
     summons = Summons.model_validate(request.summons)
+    policy = triage_policy(request.platform)  # which rules apply on this platform
     word = command_word(summons.text)
-    if word in STOP_WORDS or word in START_WORDS:
+    if policy.commands and (word in STOP_WORDS or word in START_WORDS):
         opted_out = word in STOP_WORDS
         row = session.get(OptOut, (summons.platform, summons.author)) or OptOut(
             platform=summons.platform, user=summons.author
@@ -108,6 +112,9 @@ def decide(
     if summons.target_status not in (TargetStatus.OK, TargetStatus.SELF) or summons.target is None:
         detail = f": {summons.target_reason}" if summons.target_reason else ""
         return TriageOutcome(RequestState.SKIPPED, f"target {summons.target_status.value}{detail}")
+    too_old = _too_old(summons, request, cfg)
+    if too_old:
+        return TriageOutcome(RequestState.SKIPPED, too_old)
     if not summons.reply_allowed:
         return TriageOutcome(RequestState.SKIPPED, "replies are disabled on this thread")
     hour_ago = utcnow() - timedelta(hours=1)
@@ -119,7 +126,7 @@ def decide(
     user_count = session.scalar(
         recent.where(Request.platform == request.platform, Request.requester == request.requester)
     )
-    if (user_count or 0) >= cfg.per_user_hourly:
+    if policy.per_user_limit and (user_count or 0) >= cfg.per_user_hourly:
         return TriageOutcome(RequestState.SKIPPED, f"rate limit: {cfg.per_user_hourly}/h per user")
     if (session.scalar(recent) or 0) >= cfg.global_hourly:
         return TriageOutcome(RequestState.SKIPPED, f"rate limit: {cfg.global_hourly}/h overall")
@@ -129,6 +136,32 @@ def decide(
             RequestState.QUEUED, f"claim answered by request #{earlier}", reused_from=earlier
         )
     return TriageOutcome(RequestState.QUEUED)
+
+
+def _too_old(summons: Summons, request: Request, cfg: RuntimeConfig) -> str | None:
+    """Why a summons is too old to answer, or None. Its age is counted up to when intake took
+    it in, so a triage that runs late does not age it: a first run or a backlog after downtime
+    records old mentions as skipped instead of answering them hours later."""
+    limit = cfg.max_summons_age_s
+    if not limit:
+        return None
+    taken_in = request.created_at or utcnow()
+    created = summons.created_at
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    if taken_in - created <= timedelta(seconds=limit):
+        return None
+    return (
+        f"summons older than {_duration(limit)} "
+        f"(created {created.astimezone(UTC):%Y-%m-%d %H:%M} UTC)"
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
 
 
 def _answered_before(session: Session, request: Request, cfg: RuntimeConfig) -> int | None:

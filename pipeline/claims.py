@@ -38,9 +38,9 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
-from pipeline import guard
 from pipeline.config import ClaimsConfig, GuardConfig
 from pipeline.credibility import PublisherTable, registrable_domain
+from pipeline.formats import reply_format
 from pipeline.lexical import clean_text, terms
 from pipeline.records import FACT_CHECK_SOURCE, Evidence, Platform, Stance, Tier, Verdict, utcnow
 from pipeline.relevance import Embedder
@@ -584,12 +584,9 @@ def templated_reply(match: ClaimMatch, platform: Platform, cfg: GuardConfig) -> 
     """The first candidate reply that fits the platform's length rule (the guard still
     checks it; the last candidate is returned when none fits, for the guard to reject)."""
     candidates = template_replies(match)
+    form = reply_format(platform)
     for text in candidates:
-        length, limit = guard.measure(text, platform, cfg)
-        too_many_bytes = (
-            platform is Platform.BLUESKY and guard.bluesky_lengths(text)[1] > cfg.bluesky_bytes
-        )
-        if length <= limit and not too_many_bytes:
+        if form.fits(text, cfg):
             return text
     return candidates[-1]
 

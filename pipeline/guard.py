@@ -5,14 +5,8 @@ can count failures by rule: `empty`, `too_long`, `invalid_characters`, `notes_ne
 `url_hidden_characters`, `url_not_normalised`, `url_credentials`, `url_not_evidence`,
 `url_downgrade`, `mentions_user`, `abusive`, `copies_post`, and, for whole decisions,
 `no_reply_verdict`, `thin_evidence`, `low_confidence`. The rules are the same on every
-platform; only the length counting differs, and notes need a URL.
-
-Lengths are measured the way each platform counts:
-
-- X: twitter-text v3 weighted length (`twitter_text.parse_tweet`), corrected so that every emoji
-  sequence weighs 2 even when it is newer than the package's Unicode 12 emoji table.
-- Bluesky: grapheme clusters (`regex` `\\X`) and UTF-8 bytes of the text as it will be sent.
-- X Community Notes: code points after NFC with every URL counted as one character.
+platform; only the length counting differs, and some formats need a URL: both come from the
+platform's `ReplyFormat` (`pipeline/formats.py`), where lengths are counted.
 
 This module is the one URL finder (adapters link only what it approved, `GuardReport.urls`).
 It reads the text as a browser would: each character through NFKC, ideographic full stops in
@@ -31,7 +25,6 @@ characters dropped, NFKC, and Cyrillic/Greek letters that pass for Latin ones fo
 from __future__ import annotations
 
 import unicodedata
-import warnings
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -39,6 +32,11 @@ from urllib.parse import urlsplit
 import regex
 
 from pipeline.config import GuardConfig
+from pipeline.formats import bluesky_lengths as bluesky_lengths
+from pipeline.formats import notes_length as notes_length
+from pipeline.formats import notes_lengths as notes_lengths
+from pipeline.formats import reply_format, x_url_spans
+from pipeline.formats import x_weighted_length as x_weighted_length
 from pipeline.records import (
     FACT_CHECK_SOURCE,
     Evidence,
@@ -49,12 +47,6 @@ from pipeline.records import (
     Verdict,
 )
 from pipeline.urls import browser_url, canonical_url, has_credentials, same_page
-
-with warnings.catch_warnings():
-    # twitter-text imports pkg_resources at import time; its deprecation warning is not ours.
-    warnings.simplefilter("ignore", category=UserWarning)
-    warnings.simplefilter("ignore", category=DeprecationWarning)
-    from twitter_text import extract_urls_with_indices, parse_tweet
 
 # Insults and slurs the bot must never use, matched case-insensitively on word boundaries.
 # Inflections are listed on purpose: a boundary match on "moron" does not catch "moronic".
@@ -133,18 +125,6 @@ _HIDDEN_RE = regex.compile(r"[\p{Cf}\p{Default_Ignorable_Code_Point}]")
 # UTS 46 reads the ideographic full stop (also what NFKC makes of the half-width one) as a dot.
 _DOTS = {"\u3002": "."}
 
-# One emoji sequence (UTS #51): flag pair, keycap, or pictograph with optional presentation
-# selector / skin tone, tag sequence and ZWJ continuations. Each weighs 2 on X.
-_EMOJI_SEQUENCE_RE = regex.compile(
-    r"\p{Regional_Indicator}{2}"
-    r"|[0-9#*]\uFE0F?\u20E3"
-    r"|\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?"
-    r"(?:[\U000E0020-\U000E007E]+\U000E007F)?"
-    r"(?:\u200D\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?)*"
-)
-# An emoji twitter-text's table knows and weighs 2; it stands in for newer sequences.
-_KNOWN_EMOJI = "\U0001f637"
-
 # Mentions as X and Bluesky parse them ("@name", "@name.bsky.social"); e-mail addresses are not.
 _MENTION_RE = regex.compile(r"(?<![A-Za-z0-9_@])@([A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)")
 # CJK scripts are written without spaces, so each character counts as one word there.
@@ -210,10 +190,6 @@ def _trim_end(text: str, start: int, end: int, floor: int) -> int:
     return end
 
 
-def _twitter_spans(text: str) -> list[tuple[int, int]]:
-    return [(e["indices"][0], e["indices"][1]) for e in extract_urls_with_indices(text)]
-
-
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     """Extends a twitter-text match to the whole URL-like token around it.
 
@@ -242,7 +218,7 @@ def _with_userinfo(text: str, start: int) -> int:
 
 def _url_spans(text: str) -> list[tuple[int, int]]:
     """Spans of every URL in `text` (the normal view), in order, overlapping matches merged."""
-    spans = [_widen(text, s, e) for s, e in _twitter_spans(text)]
+    spans = [_widen(text, s, e) for s, e in x_url_spans(text)]
     for match in _BACKSTOP_RE.finditer(text):
         end = _trim_end(text, match.start(), match.end(), match.start())
         if end > match.start():
@@ -443,54 +419,10 @@ def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
 # --- Lengths ---------------------------------------------------------------------------------
 
 
-def x_weighted_length(text: str) -> int:
-    """twitter-text v3 weighted length with every emoji sequence weighing 2.
-
-    parse_tweet does the counting (NFC, URLs 23, CJK 2, Latin 1); its emoji table stops at
-    Unicode 12, so newer sequences (e.g. "🐦‍🔥", "🫱🏻‍🫲🏿") would be weighed part by part.
-    Each emoji sequence outside a URL is replaced by one emoji the table knows, which weighs 2.
-    """
-    nfc = unicodedata.normalize("NFC", text)
-    url_spans = _twitter_spans(nfc)
-    pieces: list[str] = []
-    pos = 0
-    for match in _EMOJI_SEQUENCE_RE.finditer(nfc):
-        if any(s < match.end() and match.start() < e for s, e in url_spans):
-            continue
-        pieces.append(nfc[pos : match.start()])
-        pieces.append(_KNOWN_EMOJI)
-        pos = match.end()
-    pieces.append(nfc[pos:])
-    return int(parse_tweet("".join(pieces)).weightedLength)
-
-
-def bluesky_lengths(text: str) -> tuple[int, int]:
-    """(grapheme clusters, UTF-8 bytes) of the text exactly as it will be sent (no NFC)."""
-    return len(regex.findall(r"\X", text)), len(text.encode("utf-8"))
-
-
-def notes_length(text: str) -> int:
-    """Community Notes length: code points after NFC, each URL (as X links it) counting one."""
-    nfc = unicodedata.normalize("NFC", text)
-    return len(nfc) - sum(e - s - 1 for s, e in _twitter_spans(nfc))
-
-
-def notes_lengths(text: str) -> tuple[int, int]:
-    """(URL-as-one length, twitter-weighted length) of a note, for reports.
-
-    The documentation says a URL counts as one character; only that count decides validity,
-    the twitter-weighted one (URL = 23) is reported so a mismatch on the platform is visible.
-    """
-    return notes_length(text), x_weighted_length(text)
-
-
 def measure(text: str, platform: Platform, cfg: GuardConfig) -> tuple[int, int]:
-    """(length, limit) by the platform's own counting; Bluesky's byte limit is checked apart."""
-    if platform is Platform.X:
-        return x_weighted_length(text), cfg.x_limit
-    if platform is Platform.BLUESKY:
-        return bluesky_lengths(text)[0], cfg.bluesky_graphemes
-    return notes_length(text), cfg.notes_limit
+    """(length, limit) by the platform's own counting (its format's first budget; Bluesky's
+    byte limit is checked apart)."""
+    return reply_format(platform).measure(text, cfg)
 
 
 # --- Wording ---------------------------------------------------------------------------------
@@ -565,19 +497,6 @@ def mentions(text: str) -> list[str]:
 # --- Rules -----------------------------------------------------------------------------------
 
 
-def _length_problems(text: str, platform: Platform, cfg: GuardConfig) -> list[str]:
-    if platform is Platform.BLUESKY:
-        graphemes, size = bluesky_lengths(text)
-        if graphemes > cfg.bluesky_graphemes or size > cfg.bluesky_bytes:
-            return [
-                f"too_long: {graphemes}/{cfg.bluesky_graphemes} graphemes, "
-                f"{size}/{cfg.bluesky_bytes} bytes"
-            ]
-        return []
-    length, limit = measure(text, platform, cfg)
-    return [f"too_long: {length} > {limit}"] if length > limit else []
-
-
 def invalid_characters(text: str) -> list[str]:
     """The characters no reply may carry on any platform (`_INVALID_RE`, and tag characters
     outside an emoji tag sequence), distinct, as "U+202E"."""
@@ -601,23 +520,25 @@ def check_text(
     post_text: str | None = None,
 ) -> GuardReport:
     """Checks a draft's wording: length, characters, URLs (evidence only, written plainly), no
-    mentions, no insults, no copied run of the post, and for notes at least one URL. The same
-    rules on every platform, except how length is counted and that notes need a URL.
+    mentions, no insults, no copied run of the post, and at least one URL where the format asks
+    for one (`notes_need_url`). The same rules on every platform, except those two, which come
+    from the platform's `ReplyFormat`.
 
     `GuardReport.urls` lists the URLs (as written) that passed every URL rule; only those may
     become links."""
-    length, limit = measure(text, platform, cfg)
+    form = reply_format(platform)
+    length, limit = form.measure(text, cfg)
     if is_blank(text):
         return GuardReport(
             valid=False, platform=platform, length=length, limit=limit, problems=["empty"]
         )
 
-    problems = _length_problems(text, platform, cfg)
+    problems = form.length_problems(text, cfg)
     invalid = invalid_characters(text)
     if invalid:
         problems.append("invalid_characters: " + ", ".join(invalid))
     found = find_urls(text)
-    if platform is Platform.NOTES and not found:
+    if form.url_required and not found:
         problems.append("notes_need_url")
     problems += url_problems(found, evidence_urls)
 

@@ -19,27 +19,12 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from pipeline.evidence import evidence_key
+from pipeline.formats import reply_format
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.prompts import WRITE_SYSTEM, write_user
 from pipeline.prompts import evidence_blocks as prompt_blocks
 from pipeline.records import FACT_CHECK_SOURCE, EarlyDraft, Evidence, Platform, Verdict
 from pipeline.urls import canonical_url
-
-PLATFORM_RULES = {
-    Platform.X: (
-        "Platform: an X reply. Budget: at most 280 characters, where each URL counts as 23 "
-        "characters and CJK characters and emoji count double. Aim for 250."
-    ),
-    Platform.BLUESKY: (
-        "Platform: a Bluesky reply. Budget: at most 300 characters including full URLs. "
-        "Aim for 270."
-    ),
-    Platform.NOTES: (
-        "Platform: an X Community Note. Budget: at most 280 characters, where each URL counts "
-        "as 1 character. It must contain at least one URL. Neutral encyclopedic tone; do not "
-        "address the author."
-    ),
-}
 
 VERDICT_WORDING = {
     Verdict.REFUTED: "refuted: the evidence contradicts the post",
@@ -56,7 +41,7 @@ class DraftAnswer(BaseModel):
 
 def reply_rules(platform: Platform, lang: str | None) -> str:
     """The platform's budget and the reply's language, for whichever call drafts the reply."""
-    return f"{PLATFORM_RULES[platform]}\n\nLanguage: {lang or 'same as the post'}"
+    return f"{reply_format(platform).prompt_rules}\n\nLanguage: {lang or 'same as the post'}"
 
 
 def early_draft(

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.text import Text
 from sqlalchemy import select
 
+from bot import platforms
 from bot.commands.index import add_files
 from bot.commands.run import print_cycle, print_overview
 from bot.config import Settings
@@ -49,10 +50,10 @@ def command(
     settings.local.outbox = str(DEMO_DIR / "outbox.jsonl")
     settings.local_inbox = settings.local_outbox = None
     settings.mode = "dry-run"
-    for section in (settings.local, settings.x, settings.bluesky):
+    for spec in platforms.specs():  # the local adapter only
+        section = spec.section(settings)
         section.mode = None
-    settings.x.enabled = settings.bluesky.enabled = False
-    settings.local.enabled = True
+        section.enabled = spec.name == "local"
 
     reviews = _import_claims(settings, examples / "claims")
     console.print(

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot import platforms
 from bot.config import Settings
 from bot.runtime import open_runtime
 from bot.service import Bot, CycleReport, build_adapters
@@ -54,8 +55,8 @@ def apply_mode(settings: Settings, mode: str) -> None:
     if mode not in ("dry-run", "review", "live"):
         raise typer.BadParameter("mode must be dry-run, review or live", param_hint="--mode")
     settings.mode = mode  # type: ignore[assignment]
-    for section in (settings.local, settings.x, settings.bluesky):
-        section.mode = None
+    for spec in platforms.specs():
+        spec.section(settings).mode = None
 
 
 def status_command(

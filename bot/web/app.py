@@ -578,7 +578,7 @@ def create_app(
                 "effective": overrides.current_value(merged, key),
                 "override": stored.get(key),
             }
-            for key, spec in overrides.OVERRIDABLE.items()
+            for key, spec in overrides.overridable().items()
         ]
         return page(request, "admin_settings.html", rows=rows)
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from bot import platforms
 from bot.config import AdapterConfig, Settings
 from bot.posting import post_one
 from bot.service import build_adapters
 from storage.db import Database
 
 log = logging.getLogger(__name__)
-
-ADAPTERS = ("local", "x", "bluesky")
 
 
 @dataclass(frozen=True)
@@ -23,10 +22,8 @@ class PostOutcome:
 
 
 def _section(settings: Settings, platform: str) -> AdapterConfig | None:
-    if platform not in ADAPTERS:
-        return None
-    section: AdapterConfig = getattr(settings, platform)
-    return section
+    spec = platforms.spec_for(platform)
+    return spec.section(settings) if spec is not None else None
 
 
 def posts_here(settings: Settings, platform: str) -> bool:
@@ -49,10 +46,8 @@ def post_approved(settings: Settings, db: Database, request_id: int, platform: s
         return PostOutcome(False, "left in posting: the running bot will post it")
     # Build only this adapter: another platform's missing credentials must not stop it.
     only = settings.model_copy(deep=True)
-    for name in ADAPTERS:
-        section = _section(only, name)
-        assert section is not None
-        section.enabled = name == platform
+    for spec in platforms.specs():
+        spec.section(only).enabled = spec.name == platform
     try:
         adapter = build_adapters(only)[platform]
     except Exception as exc:  # credentials or session problems: the bot may still post it

@@ -30,6 +30,7 @@ import tweepy
 from sqlalchemy import select
 
 from adapters.base import (
+    MAX_TEXT_CHARS,
     AccessDenied,
     Adapter,
     DuplicateReply,
@@ -192,7 +193,10 @@ def by_id(api: responses.RequestsMock, sleeps: Sleeps, **kwargs: Any) -> dict[st
     two_pages(api)
     api.get(MENTIONS, json=fixture("mentions_loop"))
     x = adapter(sleeps, **kwargs)
-    found = x.fetch_summons(None).summons + x.fetch_summons("1897000000000000105").summons
+    found = (
+        x.fetch_summons("1897000000000000001").summons
+        + x.fetch_summons("1897000000000000105").summons
+    )
     return {s.id: s for s in found}
 
 
@@ -365,6 +369,132 @@ def test_fetch_stops_at_max_pages_and_warns_about_the_gap(
     assert "skipped" in caplog.text
 
 
+def test_fetch_without_cursor_reads_only_the_newest_page(
+    api: responses.RequestsMock, sleeps: Sleeps, caplog: pytest.LogCaptureFixture
+) -> None:
+    api.get(MENTIONS, json=fixture("mentions_page1"))  # has a next_token: an old backlog
+
+    with caplog.at_level(logging.WARNING, logger="adapters.x"):
+        result = adapter(sleeps).fetch_summons(None)
+
+    assert len(api.calls) == 1
+    assert [s.id for s in result.summons] == [f"1897000000000000{n}" for n in (103, 104, 105)]
+    assert result.cursor == "1897000000000000105"
+    assert "skipped" not in caplog.text  # a first run skips the backlog by design
+
+
+# Bad input (tests/fixtures/x/mentions_bad_input.json; shapes from X's OpenAPI spec as listed
+# in tests/fixtures/x/SOURCES.md): each mention is read on its own.
+
+
+def bad_input(api: responses.RequestsMock, sleeps: Sleeps) -> tuple[dict[str, Summons], str]:
+    api.get(MENTIONS, json=fixture("mentions_bad_input"))
+    result = adapter(sleeps).fetch_summons("1897000000000000200")
+    assert result.cursor is not None
+    return {s.id: s for s in result.summons}, result.cursor
+
+
+def test_unreadable_mentions_are_recorded_as_skipped_and_the_rest_are_read(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    found, cursor = bad_input(api, sleeps)
+
+    # The cursor moves past every item, readable or not: no poison item fails later polls.
+    assert cursor == "1897000000000000304"
+    bad_date = found["1897000000000000303"]
+    assert bad_date.target_status is TargetStatus.UNAVAILABLE
+    assert bad_date.target_reason.startswith("unreadable summons: created_at: ")
+    [no_id] = [s for s in found.values() if s.id.startswith("malformed:x:sha256-")]
+    assert "id: Field required" in no_id.target_reason
+    assert {"1897000000000000304", "1897000000000000301", "1897000000000000300"} <= set(found)
+
+    # Through intake: every item becomes a request row, and the poll is not failing.
+    from bot.intake import poll
+
+    api.get(MENTIONS, json=fixture("mentions_bad_input"))
+    poll(adapter(sleeps), db, "dry-run")
+    with db.session() as session:
+        rows = {r.summons_id: r for r in session.scalars(select(RequestRow))}
+        cursor_row = session.get(Cursor, "x")
+    assert len(rows) == 5
+    assert cursor_row is not None and cursor_row.last_error is None
+
+
+def test_a_video_is_recorded_as_video_and_unreadable_media_are_noted(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    found, _ = bad_input(api, sleeps)
+
+    target = found["1897000000000000304"].target
+    assert target is not None
+    video, gif, photo, missing = target.media
+    assert (video.kind, video.alt_text) == ("video", "A flooded street")
+    assert video.url.endswith("/ext_tw_video_thumb/1897000000000000061/pu/img/flood.jpg")
+    assert gif.kind == "animated_gif"
+    assert (photo.kind, photo.url, photo.note) == (
+        "photo",
+        "",
+        "media 3_1897000000000000063: no URL in the response",
+    )
+    assert missing.kind == "unsupported"
+    assert missing.note == "media 3_1897000000000000064: not included in the response"
+
+
+def test_an_included_post_that_cannot_be_read_makes_the_target_unavailable_with_why(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    found, _ = bad_input(api, sleeps)
+
+    quoting = found["1897000000000000301"]
+    assert quoting.target_status is TargetStatus.UNAVAILABLE
+    assert quoting.target_reason.startswith("post could not be read: referenced_tweets: ")
+
+
+def test_text_with_a_lone_surrogate_is_kept_storable_with_a_note(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    found, _ = bad_input(api, sleeps)
+
+    odd = found["1897000000000000300"]
+    assert odd.text == "@factnote is \\ud83d this right? (long post)"
+    odd.text.encode("utf-8")  # storable: no lone surrogate left
+    assert odd.notes == ["text had characters that are not valid Unicode; kept as escapes"]
+
+
+def test_oversized_text_is_cut_and_the_cut_noted(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    body = fixture("mentions_bad_input")
+    huge = "@factnote " + "claim " * 10_000
+    body["data"][4]["note_tweet"]["text"] = huge
+    api.get(MENTIONS, json=body)
+
+    [odd] = [s for s in adapter(sleeps).fetch_summons("1").summons if s.id == "1897000000000000300"]
+
+    assert odd.text == huge[:MAX_TEXT_CHARS]
+    assert odd.notes == [f"text cut to 25,000 of {len(huge):,} characters"]
+
+
+def test_a_body_with_bytes_that_are_not_utf8_is_still_read(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    # requests decodes a body that is not UTF-8 with a guessed charset (Response.json falls
+    # back to Response.text), so the page is read and its text stays storable.
+    raw = json.dumps(fixture("mentions_page2")).encode().replace(b"naked eye", b"naked \xff eye")
+    api.get(MENTIONS, body=raw, content_type="application/json")
+
+    result = adapter(sleeps).fetch_summons("1897000000000000001")
+
+    wall = next(s for s in result.summons if s.id == "1897000000000000102")
+    assert wall.text.startswith("@factnote The Great Wall of China is visible")
+    wall.text.encode("utf-8")
+
+
+def forbidden(detail: str) -> dict[str, Any]:
+    """A 403 as X API v2 sends it: an RFC 7807 problem (title, type, status, detail)."""
+    return {"title": "Forbidden", "type": "about:blank", "status": 403, "detail": detail}
+
+
 # The 403 X sends to an app outside a Project (OpenAPI ClientForbiddenProblem).
 NOT_ENROLLED = {
     "client_id": "29384756",
@@ -415,7 +545,7 @@ def test_fetch_forbidden_for_another_reason_is_a_plain_platform_error(
     api.get(
         MENTIONS,
         status=403,
-        json={"title": "Forbidden", "type": "about:blank", "detail": "Forbidden", "status": 403},
+        json=forbidden("Forbidden"),
     )
 
     with pytest.raises(PlatformError) as err:
@@ -525,12 +655,7 @@ def test_duplicate_content_is_duplicate_reply(api: responses.RequestsMock, sleep
     api.post(
         POST,
         status=403,
-        json={
-            "detail": "You are not allowed to create a Tweet with duplicate content.",
-            "type": "about:blank",
-            "title": "Forbidden",
-            "status": 403,
-        },
+        json=forbidden("You are not allowed to create a Tweet with duplicate content."),
     )
 
     with pytest.raises(DuplicateReply) as err:
@@ -546,13 +671,10 @@ def test_the_reply_rule_refusal_is_reply_forbidden(
     api.post(
         POST,
         status=403,
-        json={
-            "detail": "Reply to this conversation is not allowed because you have not been "
-            "mentioned or otherwise engaged by the author of the post you are replying to.",
-            "type": "about:blank",
-            "title": "Forbidden",
-            "status": 403,
-        },
+        json=forbidden(
+            "Reply to this conversation is not allowed because you have not been "
+            "mentioned or otherwise engaged by the author of the post you are replying to."
+        ),
     )
 
     with pytest.raises(ReplyForbidden) as err:
@@ -588,7 +710,7 @@ def test_an_unexplained_403_on_posting_stops_posting_too(
     api.post(
         POST,
         status=403,
-        json={"title": "Forbidden", "type": "about:blank", "detail": "Forbidden", "status": 403},
+        json=forbidden("Forbidden"),
     )
     x = adapter(sleeps)
 
@@ -604,12 +726,7 @@ def test_a_reply_settings_refusal_ends_only_that_request(
     api.post(
         POST,
         status=403,
-        json={
-            "title": "Forbidden",
-            "type": "about:blank",
-            "status": 403,
-            "detail": "You attempted to reply to a Tweet that is deleted or not visible to you.",
-        },
+        json=forbidden("You attempted to reply to a Tweet that is deleted or not visible to you."),
     )
     api.post(POST, status=201, json=fixture("create_tweet"))
     x = adapter(sleeps)

@@ -1,10 +1,15 @@
-"""Reading a summons' command word as the person typed it to be read."""
+"""Reading a summons' command word as the person typed it to be read, and its media as the
+pipeline may read them."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from bot.convert import command_word
+from adapters.base import MediaRef, SocialPost
+from bot.convert import command_word, to_post
+from pipeline.describe import post_block
 
 
 @pytest.mark.parametrize(
@@ -23,3 +28,38 @@ from bot.convert import command_word
 )
 def test_command_word_reads_what_the_user_sees(text: str, word: str) -> None:
     assert command_word(text) == word
+
+
+def test_a_video_is_described_as_not_analysed_and_never_fetched() -> None:
+    # The media an adapter records: X's video / animated_gif with a preview image (X API v2
+    # Media object), an embed Bluesky's SDK does not know, and a photo.
+    social = SocialPost(
+        id="1897000000000000060",
+        author="frank",
+        text="Footage of the flood in the capital today",
+        created_at=datetime(2026, 3, 2, 9, tzinfo=UTC),
+        media=[
+            MediaRef(
+                url="https://pbs.twimg.com/ext_tw_video_thumb/61/pu/img/flood.jpg",
+                alt_text="A flooded street",
+                kind="video",
+            ),
+            MediaRef(url="https://pbs.twimg.com/tweet_video_thumb/flood.jpg", kind="animated_gif"),
+            MediaRef(url="", kind="unsupported", note="embed app.bsky.embed.poll#view not read"),
+            MediaRef(url="https://pbs.twimg.com/media/flood.jpg", alt_text="A map"),
+        ],
+    )
+
+    post = to_post(social, "x")
+
+    video, gif, unknown, photo = post.images
+    assert video.description == "video not analysed. Alt text: A flooded street"
+    assert gif.description == "video not analysed"
+    assert unknown.description == (
+        "attachment not analysed (embed app.bsky.embed.poll#view not read)"
+    )
+    assert photo.description is None  # left for the describer to look at
+    block = post_block(post)
+    assert "image 1: video not analysed. Alt text: A flooded street" in block
+    assert "image 2: video not analysed" in block
+    assert "image 4: A map" in block

@@ -28,7 +28,8 @@ from adapters.base import (
 )
 from adapters.local import LocalAdapter
 from bot import cli, review
-from bot.config import Settings, load_settings
+from bot.config import RuntimeConfig, Settings, load_settings
+from bot.intake import poll
 from bot.metrics import registry_for
 from bot.posting import post_one
 from bot.runtime import Runtime, open_runtime
@@ -97,6 +98,9 @@ class Env:
         settings.credibility.overrides = dict(TIERS)
         settings.llm = self.fake.config()
         settings.runtime.retry_backoff_s = 0
+        # The summonses here are dated 2026-11-29, days before the tests run: lift the age
+        # limit (tests of the limit pass max_summons_age_s themselves).
+        settings.runtime.max_summons_age_s = 0
         for key, value in runtime.items():
             setattr(settings.runtime, key, value)
         return settings
@@ -133,6 +137,49 @@ def test_dry_run_decides_and_records_without_posting(env: Env) -> None:
     assert request.reply_text and "ministry.example" in request.reply_text
     assert request.mode == "dry-run"
     assert env.outbox_lines() == []
+
+
+def dated(item: dict[str, Any], age: timedelta) -> dict[str, Any]:
+    return {**item, "created_at": (utcnow() - age).isoformat()}
+
+
+def test_summonses_older_than_the_default_age_limit_are_skipped_not_answered(env: Env) -> None:
+    default = RuntimeConfig().max_summons_age_s
+    assert default == 6 * 3600
+    env.add(
+        dated(summons("1"), timedelta(hours=1)),
+        dated(summons("2", author="late_demo"), timedelta(hours=7)),
+        summons("3", author="backlog_demo"),  # 2026-11-29: days before the run
+    )
+    settings = env.settings("live", max_summons_age_s=default)
+    env.run_once(settings)
+    rows = {r.summons_id: r for r in env.requests(settings)}
+    assert rows["1"].state == RequestState.POSTED.value
+    for sid in ("2", "3"):
+        assert rows[sid].state == RequestState.SKIPPED.value
+        assert rows[sid].reason.startswith("summons older than 6 h (created ")
+    assert "(created 2026-11-29 09:00 UTC)" in rows["3"].reason
+    assert [line["in_reply_to"] for line in env.outbox_lines()] == ["1"]
+
+
+def test_the_age_is_counted_to_intake_and_a_stop_command_still_counts_when_old(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.add(
+        dated(summons("1"), timedelta(minutes=50)),
+        dated(summons("2", author="tired_demo", text="@factnote stop"), timedelta(days=2)),
+    )
+    settings = env.settings("dry-run", max_summons_age_s=3600)
+    with open_runtime(settings) as runtime:
+        poll(LocalAdapter(env.inbox, env.outbox), runtime.db, "dry-run")
+    # Triage runs half an hour after intake: the 50-minute-old summons was young enough then.
+    later = utcnow() + timedelta(minutes=30)
+    monkeypatch.setattr("bot.triage.utcnow", lambda: later)
+    env.run_once(settings)
+    rows = {r.summons_id: r for r in env.requests(settings)}
+    assert rows["1"].state == RequestState.DRY_RUN.value
+    assert rows["2"].state == RequestState.SKIPPED.value
+    assert rows["2"].reason == "opt-out recorded"
 
 
 def test_the_same_summons_twice_is_one_request(env: Env) -> None:

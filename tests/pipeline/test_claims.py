@@ -25,6 +25,7 @@ from pipeline.claims import (
     fact_check_evidence,
     match_confidence,
     strength_of,
+    template_replies,
     templated_reply,
 )
 from pipeline.config import (
@@ -239,6 +240,19 @@ def test_templated_reply_falls_back_to_a_shorter_text_when_the_long_one_does_not
     assert text.endswith(long_url)
     roomy = templated_reply(match, Platform.X, GuardConfig())
     assert "A Very Long Publisher Name Indeed" in roomy
+
+
+def test_templated_reply_keeps_within_every_limit_of_the_platforms_format() -> None:
+    # Bluesky's format has two budgets (graphemes and bytes): a candidate within the grapheme
+    # limit but over the byte limit is passed over; X's format does not count bytes.
+    match = _match(Rating.FALSE).model_copy(
+        update={"record": record(publisher_name="Ämter für Faktenprüfung")}
+    )
+    longer, shorter = template_replies(match)
+    assert len(longer) < 300
+    cfg = GuardConfig(bluesky_bytes=len(shorter.encode("utf-8")))
+    assert templated_reply(match, Platform.BLUESKY, cfg) == shorter
+    assert templated_reply(match, Platform.X, cfg) == longer
 
 
 # --- in the pipeline ---------------------------------------------------------------------------

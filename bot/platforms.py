@@ -1,0 +1,131 @@
+"""The platforms the bot runs on, in one registry: one `AdapterSpec` per adapter.
+
+A spec names the adapter (its platform name in requests, its `[name]` config section and its
+config model), builds it from the settings (importing the platform's SDK only then), and says
+whose reply format its replies follow (`pipeline.formats`) and which triage rules apply to its
+requests. The runtime reads nothing else about a platform:
+
+- `bot.service.build_adapters` builds every enabled adapter, `Bot.bot_handles` reads each
+  section's `bot_handle`;
+- `bot.web.dispatch` finds the section of a request's platform when a moderator approves it;
+- `bot.convert.reply_rules` (worker, review, web) maps a request's platform to its format;
+- `bot.triage.decide` reads the spec's `TriagePolicy`;
+- `factnote run --mode`, the demo and the review app's overrides reach every section's `mode`.
+
+Adding a platform: an adapter module in `adapters/` (the `adapters.base.Adapter` interface), its
+config model (an `AdapterConfig`) as a field of `Settings` named like the platform, and one
+`register(AdapterSpec(...))` below. A reply format with counting rules of its own is one
+`pipeline.records.Platform` member and one `pipeline.formats.REPLY_FORMATS` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from adapters.base import Adapter
+from bot.config import (
+    AdapterConfig,
+    BlueskyAdapterConfig,
+    ConfigError,
+    LocalAdapterConfig,
+    Settings,
+    XAdapterConfig,
+)
+from pipeline.records import Platform
+
+
+@dataclass(frozen=True)
+class TriagePolicy:
+    """Which of triage's rules about the people involved apply to a platform's requests. Both
+    hold where people summon the bot by writing to it."""
+
+    # "stop"/"start" (and the other opt-out words) in a summons opt its author out or in.
+    commands: bool = True
+    # `runtime.per_user_hourly` limits each requester (the overall limit always applies).
+    per_user_limit: bool = True
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    name: str  # the platform name in requests and summons, and the config section's name
+    label: str  # for people: "X", "Bluesky"
+    config: type[AdapterConfig]  # the model of the `[name]` section of `Settings`
+    build: Callable[[Settings], Adapter]  # the adapter, from settings; imports its SDK
+    reply_format: Platform  # whose counting rules and writer's rules its replies follow
+    triage: TriagePolicy = field(default_factory=TriagePolicy)
+
+    def section(self, settings: Settings) -> AdapterConfig:
+        """This adapter's config section; a registered platform without one is a bug."""
+        section = settings.adapter_section(self.name)
+        if not isinstance(section, self.config):
+            raise ConfigError(
+                f"platform {self.name!r} is registered but the settings have no "
+                f"[{self.name}] section of type {self.config.__name__}"
+            )
+        return section
+
+    def bot_handle(self, settings: Settings) -> str:
+        """Our own account on the platform, for loop prevention."""
+        return self.section(settings).bot_handle
+
+
+_REGISTRY: dict[str, AdapterSpec] = {}
+
+
+def register(spec: AdapterSpec) -> AdapterSpec:
+    if spec.name in _REGISTRY:
+        raise ValueError(f"platform {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def specs() -> tuple[AdapterSpec, ...]:
+    """Every registered adapter, in registration order (the order they are built and polled)."""
+    return tuple(_REGISTRY.values())
+
+
+def spec_for(platform: str) -> AdapterSpec | None:
+    return _REGISTRY.get(platform)
+
+
+def triage_policy(platform: str) -> TriagePolicy:
+    spec = spec_for(platform)
+    return spec.triage if spec is not None else TriagePolicy()
+
+
+# --- The built-in adapters -------------------------------------------------------------------
+
+
+def _local(settings: Settings) -> Adapter:
+    from adapters.local import LocalAdapter
+
+    return LocalAdapter(settings.inbox, settings.outbox, bot_handle=settings.local.bot_handle)
+
+
+def _x(settings: Settings) -> Adapter:
+    from adapters.x import XAdapter, XCredentials
+
+    return XAdapter(XCredentials.from_env(), known_bots=settings.runtime.known_bots)
+
+
+def _bluesky(settings: Settings) -> Adapter:
+    from adapters.bluesky import BlueskyAdapter, BlueskyCredentials
+
+    return BlueskyAdapter(
+        BlueskyCredentials.from_env(),
+        session_path=settings.bluesky.session_path,
+        known_bots=settings.runtime.known_bots,
+        overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),
+    )
+
+
+# The local adapter has no counting rules of its own: its replies follow X's, the strictest.
+register(AdapterSpec("local", "Local", LocalAdapterConfig, _local, Platform.X))
+register(AdapterSpec("x", "X", XAdapterConfig, _x, Platform.X))
+register(AdapterSpec("bluesky", "Bluesky", BlueskyAdapterConfig, _bluesky, Platform.BLUESKY))
