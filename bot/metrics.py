@@ -68,91 +68,94 @@ class DatabaseCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         with self.db.session() as session:
-            states = dict(
-                session.execute(select(Request.state, func.count()).group_by(Request.state)).all()
-            )
-            requests = GaugeMetricFamily(
-                "factnote_requests", "Requests by current state (outcome).", labels=["state"]
-            )
-            for state in RequestState:
-                requests.add_metric([state.value], float(states.get(state.value, 0)))
-            yield requests
-
-            queue = GaugeMetricFamily("factnote_review_queue_depth", "Drafts awaiting a moderator.")
-            queue.add_metric([], float(states.get(RequestState.AWAITING_REVIEW.value, 0)))
-            yield queue
-
-            decisions = CounterMetricFamily(
-                "factnote_decisions", "Pipeline decisions by status.", labels=["status"]
-            )
-            for status, count in session.execute(
-                select(DecisionRow.status, func.count()).group_by(DecisionRow.status)
-            ):
-                decisions.add_metric([status], float(count))
-            yield decisions
-
-            timings: dict[str, list[float]] = {}
-            traces: list[dict[str, Any]] = []
-            for timing, trace in session.execute(select(DecisionRow.timings, DecisionRow.trace)):
-                for stage, seconds in (timing or {}).items():
-                    if isinstance(seconds, int | float):
-                        timings.setdefault(stage, []).append(float(seconds))
-                traces.append(trace or {})
-            latency = HistogramMetricFamily(
-                "factnote_stage_latency_seconds",
-                "Pipeline stage durations from decision timings.",
-                labels=["stage"],
-            )
-            for stage in sorted(timings):
-                buckets, total = _histogram(timings[stage])
-                latency.add_metric([stage], buckets, total)
-            yield latency
-
-            tokens = CounterMetricFamily(
-                "factnote_llm_tokens", "LLM tokens used.", labels=["model", "kind"]
-            )
-            cost = CounterMetricFamily(
-                "factnote_llm_cost_usd", "LLM cost in USD.", labels=["model"]
-            )
-            calls = CounterMetricFamily(
-                "factnote_llm_calls", "LLM calls by outcome.", labels=["model", "ok"]
-            )
-            per_model = session.execute(
-                select(
-                    LLMCallRow.model,
-                    LLMCallRow.ok,
-                    func.count(),
-                    func.coalesce(func.sum(LLMCallRow.prompt_tokens), 0),
-                    func.coalesce(func.sum(LLMCallRow.completion_tokens), 0),
-                    func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0),
-                ).group_by(LLMCallRow.model, LLMCallRow.ok)
-            ).all()
-            prompt: Counter[str] = Counter()
-            completion: Counter[str] = Counter()
-            spent: dict[str, float] = {}
-            for model, ok, count, p_tokens, c_tokens, usd in per_model:
-                calls.add_metric([model, "true" if ok else "false"], float(count))
-                prompt[model] += int(p_tokens)
-                completion[model] += int(c_tokens)
-                spent[model] = spent.get(model, 0.0) + float(usd)
-            for model in sorted(spent):
-                tokens.add_metric([model, "prompt"], float(prompt[model]))
-                tokens.add_metric([model, "completion"], float(completion[model]))
-                cost.add_metric([model], spent[model])
-            yield tokens
-            yield cost
-            yield calls
-
-            guard = CounterMetricFamily(
-                "factnote_guard_failures",
-                "Guard problems on drafts, by rule (from decision traces).",
-                labels=["rule"],
-            )
-            for rule, count in sorted(guard_failures(iter(traces)).items()):
-                guard.add_metric([rule], float(count))
-            yield guard
-
+            yield from self._requests(session)
+            yield from self._decisions(session)
+            yield from self._llm(session)
             yield from self._platform(session)
+
+    def _requests(self, session: Any) -> Iterator[Metric]:
+        states = dict(
+            session.execute(select(Request.state, func.count()).group_by(Request.state)).all()
+        )
+        requests = GaugeMetricFamily(
+            "factnote_requests", "Requests by current state (outcome).", labels=["state"]
+        )
+        for state in RequestState:
+            requests.add_metric([state.value], float(states.get(state.value, 0)))
+        yield requests
+        queue = GaugeMetricFamily("factnote_review_queue_depth", "Drafts awaiting a moderator.")
+        queue.add_metric([], float(states.get(RequestState.AWAITING_REVIEW.value, 0)))
+        yield queue
+
+    def _decisions(self, session: Any) -> Iterator[Metric]:
+        decisions = CounterMetricFamily(
+            "factnote_decisions", "Pipeline decisions by status.", labels=["status"]
+        )
+        for status, count in session.execute(
+            select(DecisionRow.status, func.count()).group_by(DecisionRow.status)
+        ):
+            decisions.add_metric([status], float(count))
+        yield decisions
+
+        timings: dict[str, list[float]] = {}
+        traces: list[dict[str, Any]] = []
+        for timing, trace in session.execute(select(DecisionRow.timings, DecisionRow.trace)):
+            for stage, seconds in (timing or {}).items():
+                if isinstance(seconds, int | float):
+                    timings.setdefault(stage, []).append(float(seconds))
+            traces.append(trace or {})
+        latency = HistogramMetricFamily(
+            "factnote_stage_latency_seconds",
+            "Pipeline stage durations from decision timings.",
+            labels=["stage"],
+        )
+        for stage in sorted(timings):
+            buckets, total = _histogram(timings[stage])
+            latency.add_metric([stage], buckets, total)
+        yield latency
+
+        guard = CounterMetricFamily(
+            "factnote_guard_failures",
+            "Guard problems on drafts, by rule (from decision traces).",
+            labels=["rule"],
+        )
+        for rule, count in sorted(guard_failures(iter(traces)).items()):
+            guard.add_metric([rule], float(count))
+        yield guard
+
+    def _llm(self, session: Any) -> Iterator[Metric]:
+        tokens = CounterMetricFamily(
+            "factnote_llm_tokens", "LLM tokens used.", labels=["model", "kind"]
+        )
+        cost = CounterMetricFamily("factnote_llm_cost_usd", "LLM cost in USD.", labels=["model"])
+        calls = CounterMetricFamily(
+            "factnote_llm_calls", "LLM calls by outcome.", labels=["model", "ok"]
+        )
+        per_model = session.execute(
+            select(
+                LLMCallRow.model,
+                LLMCallRow.ok,
+                func.count(),
+                func.coalesce(func.sum(LLMCallRow.prompt_tokens), 0),
+                func.coalesce(func.sum(LLMCallRow.completion_tokens), 0),
+                func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0),
+            ).group_by(LLMCallRow.model, LLMCallRow.ok)
+        ).all()
+        prompt: Counter[str] = Counter()
+        completion: Counter[str] = Counter()
+        spent: dict[str, float] = {}
+        for model, ok, count, p_tokens, c_tokens, usd in per_model:
+            calls.add_metric([model, "true" if ok else "false"], float(count))
+            prompt[model] += int(p_tokens)
+            completion[model] += int(c_tokens)
+            spent[model] = spent.get(model, 0.0) + float(usd)
+        for model in sorted(spent):
+            tokens.add_metric([model, "prompt"], float(prompt[model]))
+            tokens.add_metric([model, "completion"], float(completion[model]))
+            cost.add_metric([model], spent[model])
+        yield tokens
+        yield cost
+        yield calls
 
     def _platform(self, session: Any) -> Iterator[Metric]:
         failing = GaugeMetricFamily(
