@@ -19,9 +19,10 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from pipeline.records import LLMCall
+from pipeline.records import Evidence, LLMCall
 from storage.db import Database
-from storage.models import DecisionRow
+from storage.mapping import column_values
+from storage.models import Base, DecisionRow
 from storage.repositories import decision_from_row
 
 Format = Literal["jsonl", "csv"]
@@ -29,20 +30,12 @@ _BATCH = 200
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-class ExportEvidence(BaseModel):
+class _Position(BaseModel):
     position: int
-    url: str
-    title: str
-    domain: str
-    tier: str
-    stance: str
-    confidence: float
-    quote: str
-    relevance: float
-    published: datetime | None
-    content_hash: str
-    round: int
-    source: str
+
+
+class ExportEvidence(Evidence, _Position):
+    """An evidence item with its place in the decision's order (written first)."""
 
 
 class ExportRecord(BaseModel):
@@ -81,46 +74,38 @@ class ExportRecord(BaseModel):
     trace: dict[str, Any]
 
 
+# Columns exported under another name: in one flat record, a decision's and its request's
+# columns of one name would collide. Every other column keeps its name; the record takes the
+# columns it has fields for.
+_DECISION_NAMES = {"id": "decision_id", "platform": "reply_platform", "created_at": "decided_at"}
+_REQUEST_NAMES = {
+    "state": "request_state",
+    "mode": "request_mode",
+    "reason": "request_reason",
+    "created_at": "request_created_at",
+    "reply_text": "final_text",
+}
+
+
+def _named(row: Base, names: dict[str, str]) -> dict[str, Any]:
+    return {names.get(name, name): value for name, value in column_values(row).items()}
+
+
 def _record(row: DecisionRow) -> ExportRecord:
     request = row.request
     decision = decision_from_row(row)
-    return ExportRecord(
-        decision_id=row.id,
-        request_id=row.request_id,
-        platform=request.platform,
-        summons_id=request.summons_id,
-        requester=request.requester,
-        request_state=request.state,
-        request_mode=request.mode,
-        request_reason=request.reason,
-        request_created_at=request.created_at,
-        final_text=request.reply_text,
-        reply_id=request.reply_id,
-        posted_at=request.posted_at,
-        target_text=(request.target or {}).get("text"),
-        status=row.status,
-        verdict=row.verdict,
-        confidence=row.confidence,
-        reply_platform=row.platform,
-        reply=row.reply,
-        urls=list(row.urls or []),
-        reasons=list(row.reasons or []),
-        lang=row.lang,
-        as_of=row.as_of,
-        error=row.error,
-        decided_at=row.created_at,
-        timings=dict(row.timings or {}),
-        llm_calls_count=row.llm_calls_count,
-        prompt_tokens=row.prompt_tokens,
-        completion_tokens=row.completion_tokens,
-        cost_usd=row.cost_usd,
-        content_hashes=[e.content_hash for e in row.evidence],
-        evidence=[
-            ExportEvidence(position=i, **e.model_dump(mode="json"))
-            for i, e in enumerate(decision.evidence)
-        ],
-        llm_calls=list(decision.trace.llm_calls),
-        trace=dict(row.trace or {}),
+    return ExportRecord.model_validate(
+        _named(request, _REQUEST_NAMES)
+        | _named(row, _DECISION_NAMES)
+        | {
+            "target_text": (request.target or {}).get("text"),
+            "content_hashes": [e.content_hash for e in row.evidence],
+            "evidence": [
+                ExportEvidence(position=i, **e.model_dump())
+                for i, e in enumerate(decision.evidence)
+            ],
+            "llm_calls": decision.trace.llm_calls,
+        }
     )
 
 

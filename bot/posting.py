@@ -30,7 +30,8 @@ from bot.config import RuntimeConfig
 from pipeline import guard
 from pipeline.records import utcnow
 from storage.db import Database, DatabaseBusy, is_lock_error, retry_when_locked
-from storage.models import DecisionRow, Request, RequestState
+from storage.models import Request, RequestState
+from storage.repositories import latest_decision_row
 
 log = logging.getLogger(__name__)
 
@@ -166,12 +167,7 @@ def _approved_links(db: Database, request_id: int, text: str) -> list[str]:
     Read from the text itself, so a moderator's edit (which the guard checked against the same
     evidence) links what it cites, and nothing else can become a link."""
     with db.session() as session:
-        decision = session.scalars(
-            select(DecisionRow)
-            .where(DecisionRow.request_id == request_id)
-            .order_by(DecisionRow.id.desc())
-            .limit(1)
-        ).first()
+        decision = latest_decision_row(session, request_id)
         if decision is None:
             return []
         allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls or []]

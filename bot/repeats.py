@@ -68,7 +68,7 @@ def unrepeated(
                 "status": DecisionStatus.ABSTAIN,
                 "reasons": [
                     f"the reply repeats request #{earlier}'s and a reference does not fit: "
-                    + "; ".join(report.problems),
+                    + "; ".join(map(str, report.problems)),
                     *decision.reasons,
                 ],
             }

@@ -24,7 +24,7 @@ from matplotlib.ticker import MaxNLocator
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from bot.metrics import guard_rule
+from bot.metrics import guard_failures, guard_rule
 from pipeline.records import TIER_RANK, Tier, utcnow
 from storage.db import Database
 from storage.models import DecisionRow, Request, RequestState, ReviewAction
@@ -154,48 +154,63 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
         return _summarise(requests, actions, since, generated)
 
 
-def _summarise(
-    requests: list[Request],
-    actions: dict[int, list[ReviewAction]],
-    since: datetime | None,
-    generated: datetime,
-) -> ReportData:
-    states: Counter[str] = Counter(r.state for r in requests)
-    abstain: Counter[str] = Counter()
-    skips: Counter[str] = Counter(
-        r.reason or "unspecified" for r in requests if r.state == "skipped"
-    )
-    verdicts: Counter[str] = Counter()
-    tiers: Counter[str] = Counter()
-    publishers: Counter[str] = Counter()
-    per_reply: Counter[int] = Counter()
-    latencies: list[float] = []
-    costs: list[float] = []
-    guard_counts: Counter[str] = Counter()
-    prompt = completion = n_decisions = 0
+@dataclass
+class _Spend:
+    """What every run cost (each decision, retries included) and what the guard refused."""
+
+    costs: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    prompt: int = 0
+    completion: int = 0
+    decisions: int = 0
+    guard: Counter[str] = field(default_factory=Counter)
+
+
+def _spend(requests: list[Request]) -> _Spend:
+    spend = _Spend()
     for request in requests:
         for decision in request.decisions:  # every run costs, and every draft meets the guard
-            n_decisions += 1
-            costs.append(decision.cost_usd)
-            prompt += decision.prompt_tokens
-            completion += decision.completion_tokens
+            spend.decisions += 1
+            spend.costs.append(decision.cost_usd)
+            spend.prompt += decision.prompt_tokens
+            spend.completion += decision.completion_tokens
             total = (decision.timings or {}).get("total")
             if isinstance(total, int | float):
-                latencies.append(float(total))
-            for report in (decision.trace or {}).get("guard") or []:
-                for problem in report.get("problems") or []:
-                    guard_counts[guard_rule(str(problem))] += 1
+                spend.latencies.append(float(total))
+    spend.guard = guard_failures(d.trace or {} for r in requests for d in r.decisions)
+    return spend
+
+
+@dataclass
+class _Outcomes:
+    """What the latest decision of each request said, and what its replies cited."""
+
+    verdicts: Counter[str] = field(default_factory=Counter)
+    abstain: Counter[str] = field(default_factory=Counter)
+    per_reply: Counter[int] = field(default_factory=Counter)
+    tiers: Counter[str] = field(default_factory=Counter)
+    publishers: Counter[str] = field(default_factory=Counter)
+
+
+def _outcomes(requests: list[Request]) -> _Outcomes:
+    out = _Outcomes()
+    for request in requests:
         latest = request.decisions[-1] if request.decisions else None
         if latest is None:
             continue
-        verdicts[latest.verdict or "none"] += 1
+        out.verdicts[latest.verdict or "none"] += 1
         if request.state == RequestState.ABSTAINED.value:
-            abstain[abstain_category(latest.reasons or [])] += 1
+            out.abstain[abstain_category(latest.reasons or [])] += 1
         if latest.status == "reply":
-            per_reply[len(latest.evidence)] += 1
+            out.per_reply[len(latest.evidence)] += 1
             for evidence in latest.evidence:
-                tiers[evidence.tier] += 1
-                publishers[evidence.domain or "unknown"] += 1
+                out.tiers[evidence.tier] += 1
+                out.publishers[evidence.domain or "unknown"] += 1
+    return out
+
+
+def _moderation(actions: dict[int, list[ReviewAction]]) -> tuple[Counter[str], Counter[str]]:
+    """(agreement kinds, reject reasons) over the moderators' actions."""
     agreement: Counter[str] = Counter()
     rejected: Counter[str] = Counter()
     for request_actions in actions.values():
@@ -205,13 +220,34 @@ def _summarise(
         for action in request_actions:
             if action.action == "reject":
                 rejected[str((action.detail or {}).get("reason", "unspecified"))] += 1
+    return agreement, rejected
+
+
+def _volume(requests: list[Request]) -> list[tuple[date, int]]:
+    """Requests per day from the first to the last; zero days are shown, so gaps are visible."""
     days: Counter[date] = Counter(r.created_at.date() for r in requests)
     volume: list[tuple[date, int]] = []
     if days:
         day, end = min(days), max(days)
-        while day <= end:  # zero days are shown, so gaps are visible
+        while day <= end:
             volume.append((day, days.get(day, 0)))
             day += timedelta(days=1)
+    return volume
+
+
+def _summarise(
+    requests: list[Request],
+    actions: dict[int, list[ReviewAction]],
+    since: datetime | None,
+    generated: datetime,
+) -> ReportData:
+    states: Counter[str] = Counter(r.state for r in requests)
+    skips: Counter[str] = Counter(
+        r.reason or "unspecified" for r in requests if r.state == "skipped"
+    )
+    spend = _spend(requests)
+    out = _outcomes(requests)
+    agreement, rejected = _moderation(actions)
     created = [r.created_at for r in requests]
     return ReportData(
         since=since,
@@ -221,22 +257,24 @@ def _summarise(
         total=len(requests),
         states=states,
         outcomes=[(label, sum(states[s.value] for s in group)) for label, group in OUTCOMES],
-        abstain_reasons=abstain,
+        abstain_reasons=out.abstain,
         skip_reasons=skips,
         modes=Counter(r.mode for r in requests),
         posted=states[RequestState.POSTED.value],
-        volume=volume,
-        verdicts=verdicts,
-        tiers=Counter(dict(sorted(tiers.items(), key=lambda kv: TIER_RANK.get(Tier(kv[0]), 9)))),
-        publishers=publishers,
-        evidence_per_reply=per_reply,
-        latencies=latencies,
-        costs=costs,
-        total_cost=sum(costs),
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        decisions=n_decisions,
-        guard_failures=guard_counts,
+        volume=_volume(requests),
+        verdicts=out.verdicts,
+        tiers=Counter(
+            dict(sorted(out.tiers.items(), key=lambda kv: TIER_RANK.get(Tier(kv[0]), 9)))
+        ),
+        publishers=out.publishers,
+        evidence_per_reply=out.per_reply,
+        latencies=spend.latencies,
+        costs=spend.costs,
+        total_cost=sum(spend.costs),
+        prompt_tokens=spend.prompt,
+        completion_tokens=spend.completion,
+        decisions=spend.decisions,
+        guard_failures=spend.guard,
         agreement=agreement,
         reject_reasons=rejected,
     )

@@ -16,6 +16,9 @@ from pipeline.toolkit import Toolkit
 
 log = logging.getLogger(__name__)
 
+# The statement's fields that the post holds under the same name; the others name the account.
+_SAME_NAMED = {"text", "created_at"}
+
 
 @dataclass
 class PullReport:
@@ -51,11 +54,10 @@ def pull_timelines(kit: Toolkit, adapters: dict[str, Adapter], limit: int = 100)
             continue
         statements = [
             Statement(
+                **post.model_dump(include=_SAME_NAMED),
                 platform=account.platform,
                 account=account.handle,
                 post_id=post.id,
-                text=post.text,
-                created_at=post.created_at,
                 url=post.url or f"{account.platform}:{account.handle}/{post.id}",
             )
             for post in posts

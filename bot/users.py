@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -63,15 +63,9 @@ class Account:
 
 
 def _account(row: User) -> Account:
-    return Account(
-        id=row.id,
-        username=row.username,
-        role=row.role,
-        active=row.active,
-        session_version=row.session_version,
-        created_at=row.created_at,
-        last_login_at=row.last_login_at,
-    )
+    """The row's columns of the account's field names (a field added to both needs nothing here;
+    `password_hash` has no field, so it stays behind)."""
+    return Account(**{f.name: getattr(row, f.name) for f in fields(Account)})
 
 
 def _check_password(password: str) -> None:

@@ -47,10 +47,11 @@ import numpy.typing as npt
 from pydantic import BaseModel, Field
 
 from pipeline.config import AuthorityAccount, AuthorityConfig, LLMConfig
+from pipeline.failures import PipelineFailure
 from pipeline.lexical import clean_text, terms
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.prompts import DATA_RULE, cut_text, quote_untrusted
-from pipeline.records import Evidence, Stance, Tier
+from pipeline.records import Evidence, EvidenceSource, Stance, Tier
 from pipeline.relevance import Embedder
 from pipeline.sqlite_store import open_store
 
@@ -83,8 +84,10 @@ CREATE INDEX IF NOT EXISTS statements_account ON statements(account, created_ts)
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
-class AuthorityIndexError(RuntimeError):
+class AuthorityIndexError(PipelineFailure, RuntimeError):
     """The statement store cannot be used (unreadable file, other embedding size)."""
+
+    stage = "authority"
 
 
 class Statement(BaseModel):
@@ -512,5 +515,5 @@ def to_evidence(judgement: StanceJudgement, *, round_number: int = 1) -> Evidenc
         relevance=max(0.0, min(1.0, judgement.retrieved.dense)),
         published=_utc(item.created_at),
         round=round_number,
-        source="authority",
+        source=EvidenceSource.AUTHORITY,
     )

@@ -18,15 +18,13 @@ if the guard accepts it; everything else without an LLM ends as `needs_llm`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
 from pipeline import guard
 from pipeline.analyze import analyze, fallback_analysis
-from pipeline.authority import AuthorityIndexError
 from pipeline.claims import (
-    ClaimIndexError,
     ClaimMatch,
     fact_check_evidence,
     templated_reply,
@@ -34,14 +32,17 @@ from pipeline.claims import (
     verdict_for,
 )
 from pipeline.describe import cap_post, detect_language, post_block
+from pipeline.failures import PipelineFailure
 from pipeline.head_start import HeadStart
 from pipeline.images import describe_post_images
-from pipeline.llm import CallLedger, LLMError
+from pipeline.llm import CallLedger
 from pipeline.records import (
     ClaimAnalysis,
     Decision,
     DecisionStatus,
+    Document,
     Evidence,
+    Passage,
     Platform,
     Post,
     Trace,
@@ -49,7 +50,6 @@ from pipeline.records import (
     utcnow,
 )
 from pipeline.research import Research, ResearchOutcome
-from pipeline.search.base import SearchError
 from pipeline.toolkit import Toolkit
 from pipeline.write import (
     draft_reply,
@@ -58,28 +58,7 @@ from pipeline.write import (
     writer_order,
 )
 
-# Guard problems a rewrite can fix; the others (thin evidence, low confidence) it cannot.
-REWRITABLE = (
-    "empty",
-    "too_long",
-    "notes_need_url",
-    "url_not_evidence",
-    "copies_post",
-    "mentions_user",
-    "abusive",
-    "invalid_characters",
-    "url_hidden_characters",
-    "url_not_normalised",
-    "url_credentials",
-    "url_downgrade",
-)
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
-# Technical failures of the stores a check reads, by the stage that reads them.
-_STAGES: tuple[tuple[type[Exception], str], ...] = (
-    (ClaimIndexError, "known_claims"),
-    (AuthorityIndexError, "authority"),
-    (SearchError, "search"),
-)
 
 
 def _undescribed_images(post: Post) -> bool:
@@ -139,36 +118,71 @@ class _Run:
                 self.timings.get(stage, 0.0) + time.perf_counter() - start, 4
             )
 
-    def decision(self, status: DecisionStatus, **fields: object) -> Decision:
+    def decision(
+        self,
+        status: DecisionStatus,
+        *,
+        reasons: Sequence[str] = (),
+        verdict: Verdict | None = None,
+        confidence: float = 0.0,
+        reply: str | None = None,
+        urls: Sequence[str] = (),
+        evidence: Sequence[Evidence] = (),
+        documents: Sequence[Document] = (),
+        candidates: Sequence[Passage] = (),
+        error: str | None = None,
+    ) -> Decision:
         self.trace.llm_calls = list(self.ledger.calls)
-        reasons = fields.pop("reasons", [])
-        assert isinstance(reasons, list)
-        return Decision.model_validate(
-            {
-                "status": status,
-                "platform": self.platform,
-                "as_of": self.as_of,
-                "lang": self.lang,
-                "trace": self.trace,
-                "timings": self.timings,
-                "reasons": [*reasons, *self.suggestions, *self.notes],
-                **fields,
-            }
+        return Decision(
+            status=status,
+            platform=self.platform,
+            as_of=self.as_of,
+            lang=self.lang,
+            trace=self.trace,
+            timings=self.timings,
+            reasons=[*reasons, *self.suggestions, *self.notes],
+            verdict=verdict,
+            confidence=confidence,
+            reply=reply,
+            urls=list(urls),
+            evidence=list(evidence),
+            documents=list(documents),
+            candidates=list(candidates),
+            error=error,
+        )
+
+    def researched(
+        self,
+        status: DecisionStatus,
+        outcome: ResearchOutcome,
+        *,
+        reasons: Sequence[str],
+        reply: str | None = None,
+        urls: Sequence[str] = (),
+    ) -> Decision:
+        """A decision on researched evidence: the vote's verdict and confidence, the evidence
+        and the pages it came from."""
+        return self.decision(
+            status,
+            reasons=reasons,
+            verdict=outcome.assessment.verdict,
+            confidence=outcome.assessment.confidence,
+            reply=reply,
+            urls=urls,
+            evidence=outcome.evidence,
+            documents=outcome.documents,
         )
 
     def execute(self) -> Decision:
         start = time.perf_counter()
         try:
             decision = self._execute()
-        except (LLMError, SearchError, ClaimIndexError, AuthorityIndexError) as exc:
+        except PipelineFailure as exc:
             # A technical failure is a failure: recorded with its cause, never an abstention.
-            stage = getattr(exc, "step", None) or next(
-                (name for kind, name in _STAGES if isinstance(exc, kind)), "search"
-            )
             decision = self.decision(
                 DecisionStatus.FAILED,
-                error=f"{type(exc).__name__} in {stage}: {exc}",
-                reasons=[f"technical failure in {stage}"],
+                error=f"{type(exc).__name__} in {exc.stage}: {exc}",
+                reasons=[f"technical failure in {exc.stage}"],
             )
         decision.timings["total"] = round(time.perf_counter() - start, 4)
         return decision
@@ -224,19 +238,13 @@ class _Run:
         outcome.evidence = writer_order(outcome.evidence)
 
         verdict = outcome.assessment.verdict
-        common = {
-            "verdict": verdict,
-            "confidence": outcome.assessment.confidence,
-            "evidence": outcome.evidence,
-            "documents": outcome.documents,
-        }
         if verdict not in REPLY_VERDICTS:
-            return self.decision(
+            return self.researched(
                 DecisionStatus.ABSTAIN,
+                outcome,
                 reasons=[f"{verdict.value}: {outcome.assessment.explanation}"],
-                **common,
             )
-        return self._write_and_guard(outcome, common)
+        return self._write_and_guard(outcome)
 
     def _research(
         self, analysis: ClaimAnalysis, use_llm: bool, prior: list[Evidence]
@@ -306,7 +314,9 @@ class _Run:
         self.trace.guard.append(report)
         if not report.valid:
             self.suggestions.insert(0, _suggestion(match))
-            self.suggestions.append("templated reply refused: " + "; ".join(report.problems))
+            self.suggestions.append(
+                "templated reply refused: " + "; ".join(map(str, report.problems))
+            )
             return None
         record = match.record
         return self.decision(
@@ -335,7 +345,7 @@ class _Run:
             candidates=outcome.candidates,
         )
 
-    def _write_and_guard(self, outcome: ResearchOutcome, common: dict[str, object]) -> Decision:
+    def _write_and_guard(self, outcome: ResearchOutcome) -> Decision:
         verdict = outcome.assessment.verdict
         feedback: str | None = None
         text: str | None = None
@@ -375,21 +385,21 @@ class _Run:
                 )
             self.trace.guard.append(report)
             if report.valid:
-                return self.decision(
+                return self.researched(
                     DecisionStatus.REPLY,
+                    outcome,
                     reply=text,
                     urls=report.urls,
                     reasons=[outcome.assessment.explanation, *notes],
-                    **common,
                 )
-            if not all(p.split(":", 1)[0] in REWRITABLE for p in report.problems):
+            if not all(p.code.rewritable for p in report.problems):
                 break
-            feedback = "; ".join(report.problems)
+            feedback = "; ".join(map(str, report.problems))
         assert report is not None
-        return self.decision(
+        return self.researched(
             DecisionStatus.ABSTAIN,
+            outcome,
             reasons=[f"guard: {p}" for p in report.problems],
-            **common,
         )
 
 

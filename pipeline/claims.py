@@ -40,9 +40,18 @@ from pydantic import BaseModel
 
 from pipeline.config import ClaimsConfig, GuardConfig
 from pipeline.credibility import PublisherTable, registrable_domain
+from pipeline.failures import PipelineFailure
 from pipeline.formats import reply_format
 from pipeline.lexical import clean_text, terms
-from pipeline.records import FACT_CHECK_SOURCE, Evidence, Platform, Stance, Tier, Verdict, utcnow
+from pipeline.records import (
+    Evidence,
+    EvidenceSource,
+    Platform,
+    Stance,
+    Tier,
+    Verdict,
+    utcnow,
+)
 from pipeline.relevance import Embedder
 from pipeline.search.local_index import fts_query
 from pipeline.sqlite_store import open_store
@@ -65,8 +74,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(
 """
 
 
-class ClaimIndexError(RuntimeError):
+class ClaimIndexError(PipelineFailure, RuntimeError):
     """The claim store cannot be used (unreadable file, other embedding size)."""
+
+    stage = "known_claims"
 
 
 class Rating(StrEnum):
@@ -540,7 +551,7 @@ def fact_check_evidence(
         quote=f'{publisher} rated the claim "{record.claim_text}" as: {verdict}',
         relevance=match.score,
         published=record.review_date,
-        source=FACT_CHECK_SOURCE,
+        source=EvidenceSource.FACT_CHECK,
     )
 
 

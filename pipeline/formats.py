@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import regex
 
 from pipeline.config import GuardConfig
-from pipeline.records import Platform
+from pipeline.records import Platform, Problem, ProblemCode
 
 with warnings.catch_warnings():
     # twitter-text imports pkg_resources at import time; its deprecation warning is not ours.
@@ -133,7 +133,7 @@ class ReplyFormat:
         first = self.budgets[0]
         return first.count(text), first.limit(cfg)
 
-    def length_problems(self, text: str, cfg: GuardConfig) -> list[str]:
+    def length_problems(self, text: str, cfg: GuardConfig) -> list[Problem]:
         """The guard's `too_long` problem, or nothing. With one budget it reads
         "too_long: LENGTH > LIMIT"; with several, every count against its limit."""
         counts = [(b.count(text), b.limit(cfg), b.unit) for b in self.budgets]
@@ -141,8 +141,9 @@ class ReplyFormat:
             return []
         if len(counts) == 1:
             length, limit, _ = counts[0]
-            return [f"too_long: {length} > {limit}"]
-        return ["too_long: " + ", ".join(f"{n}/{limit} {unit}" for n, limit, unit in counts)]
+            return [Problem(code=ProblemCode.TOO_LONG, detail=f"{length} > {limit}")]
+        detail = ", ".join(f"{n}/{limit} {unit}" for n, limit, unit in counts)
+        return [Problem(code=ProblemCode.TOO_LONG, detail=detail)]
 
     def fits(self, text: str, cfg: GuardConfig) -> bool:
         return all(b.count(text) <= b.limit(cfg) for b in self.budgets)

@@ -29,6 +29,7 @@ from tenacity.wait import wait_random_exponential
 
 from pipeline import safejson
 from pipeline.config import LLMConfig
+from pipeline.failures import PipelineFailure
 from pipeline.records import LLMCall, utcnow
 
 log = logging.getLogger(__name__)
@@ -57,12 +58,14 @@ _REASK = (
 _REASK_TEXT = "Your previous answer was invalid: {reason}. Answer again."
 
 
-class LLMError(Exception):
-    """Base of every failure of an LLM call; `step` names the pipeline step that made it."""
+class LLMError(PipelineFailure):
+    """Base of every failure of an LLM call; `step` names the pipeline step that made it (and
+    is the failure's `stage`)."""
 
     def __init__(self, message: str, *, step: str) -> None:
         super().__init__(message)
         self.step = step
+        self.stage = step
 
 
 class LLMNotConfigured(LLMError):

@@ -24,12 +24,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pipeline.fetch import usability
-from pipeline.records import SEARCH_TIERS, Document, DocumentUse, Passage, SearchResult, Tier
+from pipeline.records import (
+    SEARCH_TIERS,
+    Document,
+    DocumentUse,
+    Passage,
+    SearchResult,
+    SkipReason,
+    Tier,
+)
 from pipeline.relevance import EncodedPage, FloatMatrix, encode_page, score_encoded
 from pipeline.toolkit import Toolkit
 from pipeline.urls import canonical_url
-
-NOT_NEEDED = "not needed: stop rule met by higher tiers"
 
 
 @dataclass
@@ -144,7 +150,7 @@ def fetch_and_encode(
         use.reason = reason
         return PreparedPage(result, tier, doc, use)
     if skip is not None and skip.is_set():
-        use.reason = NOT_NEEDED
+        use.reason = SkipReason.NOT_NEEDED
         return PreparedPage(result, tier, doc, use)
     text = doc.text[: kit.cfg.fetch.max_page_chars * 10]
     url = doc.final_url or doc.url
@@ -160,7 +166,7 @@ def fetch_and_encode(
 
         encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance, turn=turn)
         if encoded is None:
-            use.reason = NOT_NEEDED
+            use.reason = SkipReason.NOT_NEEDED
             return PreparedPage(result, tier, doc, use)
         kit.passages.put(doc.content_hash, text, kit.cfg.relevance, encoded)
     return PreparedPage(result, tier, doc, use, encoded=encoded)

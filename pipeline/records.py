@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 
 def utcnow() -> datetime:
@@ -135,13 +135,25 @@ class Document(BaseModel):
     error: str | None = None  # technical failure (dead link, SSRF refusal, too big, ...)
 
 
+class SkipReason(StrEnum):
+    """The fixed reasons a found page was not used. Other reasons carry their details (a fetch
+    error, a date, a word count, a relevance score) and are written out in full."""
+
+    NOT_NEEDED = "not needed: stop rule met by higher tiers"
+    NOT_FETCHED = "not needed: stop rule met before it was fetched"
+    ALREADY_FACT_CHECK = "already evidence: a matched fact-check"
+    AUTHORITY_NEEDS_LLM = "authority statement: stance needs an LLM"
+
+
 class DocumentUse(BaseModel):
     """Whether a fetched document was used, and why not if it was not."""
 
     url: str
     tier: Tier
     used: bool
-    reason: str = ""  # e.g. "published after as-of", "under 100 words", "fetch failed: ..."
+    # A `SkipReason`, or one with details: "published after as-of (...)", "under 100 words (42)",
+    # "fetch failed: ...", "relevance 0.21 below 0.30", the authority's stance.
+    reason: str = ""
     relevance: float = 0.0
     published: datetime | None = None
     content_hash: str = ""
@@ -154,9 +166,13 @@ class Passage(BaseModel):
     score: float
 
 
-# `Evidence.source` of a matched published fact-check (set by `claims`, weighed by the guard
-# and the writer).
-FACT_CHECK_SOURCE = "fact_check"
+class EvidenceSource(StrEnum):
+    """Where an evidence item came from."""
+
+    WEB = "web"  # a searched and fetched page
+    AUTHORITY = "authority"  # an authority account's own statement (`pipeline.authority`)
+    # A matched published fact-check (set by `claims`, weighed by the guard and the writer).
+    FACT_CHECK = "fact_check"
 
 
 class Evidence(BaseModel):
@@ -171,7 +187,7 @@ class Evidence(BaseModel):
     published: datetime | None = None
     content_hash: str = ""
     round: int = 1
-    source: str = "web"  # web | authority | fact_check
+    source: EvidenceSource = EvidenceSource.WEB
 
 
 class EarlyDraft(BaseModel):
@@ -199,12 +215,70 @@ class LLMCall(BaseModel):
     started_at: datetime = Field(default_factory=utcnow)
 
 
+class ProblemCode(StrEnum):
+    """The guard's rules, one code each (`pipeline.guard` says what each checks)."""
+
+    EMPTY = "empty"
+    TOO_LONG = "too_long"
+    INVALID_CHARACTERS = "invalid_characters"
+    NOTES_NEED_URL = "notes_need_url"
+    URL_HIDDEN_CHARACTERS = "url_hidden_characters"
+    URL_NOT_NORMALISED = "url_not_normalised"
+    URL_CREDENTIALS = "url_credentials"
+    URL_NOT_EVIDENCE = "url_not_evidence"
+    URL_DOWNGRADE = "url_downgrade"
+    MENTIONS_USER = "mentions_user"
+    ABUSIVE = "abusive"
+    COPIES_POST = "copies_post"
+    # Whole-decision rules: a rewrite of the text cannot fix these.
+    NO_REPLY_VERDICT = "no_reply_verdict"
+    THIN_EVIDENCE = "thin_evidence"
+    LOW_CONFIDENCE = "low_confidence"
+
+    @property
+    def rewritable(self) -> bool:
+        """Whether a rewrite of the draft can fix it (not thin evidence, a verdict or
+        confidence)."""
+        return self not in _DECISION_CODES
+
+
+_DECISION_CODES = frozenset(
+    {ProblemCode.NO_REPLY_VERDICT, ProblemCode.THIN_EVIDENCE, ProblemCode.LOW_CONFIDENCE}
+)
+
+
+class Problem(BaseModel):
+    """One broken guard rule: its code and what broke it (URLs, words, figures; quotes
+    untrusted text). Written, shown and stored as "code: detail" (or "code" alone), the form
+    reports count by rule; that text reads back into the same problem."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: ProblemCode
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.code.value}: {self.detail}" if self.detail else self.code.value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: object) -> object:
+        if isinstance(data, str):
+            code, _, detail = data.partition(":")
+            return {"code": code.strip(), "detail": detail.removeprefix(" ")}
+        return data
+
+    @model_serializer
+    def _as_text(self) -> str:
+        return str(self)
+
+
 class GuardReport(BaseModel):
     valid: bool
     platform: Platform
     length: int
     limit: int
-    problems: list[str] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
     # The reply's URLs, as written, that passed every URL rule: the only ones that may be links.
     urls: list[str] = Field(default_factory=list)
 

@@ -45,7 +45,6 @@ from pipeline.describe import post_block, query_texts
 from pipeline.head_start import HeadStart
 from pipeline.llm import CallLedger
 from pipeline.pages import (
-    NOT_NEEDED,
     PreparedPage,
     ScoringGate,
     SeenUrls,
@@ -65,6 +64,7 @@ from pipeline.records import (
     Post,
     RoundTrace,
     SearchResult,
+    SkipReason,
     Tier,
 )
 from pipeline.relevance import FloatMatrix, encode_queries
@@ -82,7 +82,6 @@ from pipeline.verdict import (
 from pipeline.write import MAX_EVIDENCE_IN_PROMPT, writer_order
 
 QUERIES_PER_REQUERY = 3
-NOT_FETCHED = "not needed: stop rule met before it was fetched"
 
 
 class RequeryAnswer(BaseModel):
@@ -254,7 +253,7 @@ class Research:
                     url=r.statement.url,
                     tier=Tier.AUTHORITY,
                     used=False,
-                    reason="authority statement: stance needs an LLM",
+                    reason=SkipReason.AUTHORITY_NEEDS_LLM,
                     relevance=round(r.dense, 4),
                     published=r.statement.created_at,
                 )
@@ -412,7 +411,7 @@ class Research:
             # have fetched one of them; it is evidence already.
             if page.use.used and canonical_url(page.result.url) in self._prior_urls:
                 page.use.used = False
-                page.use.reason = "already evidence: a matched fact-check"
+                page.use.reason = SkipReason.ALREADY_FACT_CHECK
                 page.passages = []
         chosen = self._best_pages(ready, slots)
         trace.documents.extend(p.use for p in ready)
@@ -472,9 +471,11 @@ class Research:
                     use = fut.result().use
                     if use.used or not use.reason:  # keep why an unusable page was unusable
                         use.used = False
-                        use.reason = NOT_NEEDED
+                        use.reason = SkipReason.NOT_NEEDED
                 else:
-                    use = DocumentUse(url=result.url, tier=tier, used=False, reason=NOT_FETCHED)
+                    use = DocumentUse(
+                        url=result.url, tier=tier, used=False, reason=SkipReason.NOT_FETCHED
+                    )
                 trace.documents.append(use)
 
     def _query_matrix(self) -> FloatMatrix:

@@ -23,7 +23,7 @@ from pipeline.formats import reply_format
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.prompts import WRITE_SYSTEM, write_user
 from pipeline.prompts import evidence_blocks as prompt_blocks
-from pipeline.records import FACT_CHECK_SOURCE, EarlyDraft, Evidence, Platform, Verdict
+from pipeline.records import EarlyDraft, Evidence, EvidenceSource, Platform, Verdict
 from pipeline.urls import canonical_url
 
 VERDICT_WORDING = {
@@ -71,8 +71,8 @@ def evidence_blocks(evidence: Sequence[Evidence]) -> list[str]:
 def writer_order(evidence: Sequence[Evidence]) -> list[Evidence]:
     """Matched fact-checks first, then the rest as given (by tier, then relevance): the writer
     leans on the first items."""
-    return [e for e in evidence if e.source == FACT_CHECK_SOURCE] + [
-        e for e in evidence if e.source != FACT_CHECK_SOURCE
+    return [e for e in evidence if e.source == EvidenceSource.FACT_CHECK] + [
+        e for e in evidence if e.source != EvidenceSource.FACT_CHECK
     ]
 
 

@@ -31,7 +31,7 @@ def command(
             "valid": report.valid,
             "length": report.length,
             "limit": report.limit,
-            "problems": report.problems,
+            "problems": [str(p) for p in report.problems],
             "urls": report.urls,  # the links a platform may create: approved, as written
         }
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))

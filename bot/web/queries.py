@@ -4,6 +4,7 @@ request with its whole trace. Read-only; the moderator actions are in `bot.revie
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -13,7 +14,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import review
 from bot.convert import reply_rules
-from pipeline.records import TIER_RANK, GuardReport, Platform, Tier
+from pipeline.records import TIER_RANK, GuardReport, Platform, Tier, Verdict
 from pipeline.urls import canonical_url
 from storage.db import Database
 from storage.models import (
@@ -30,6 +31,26 @@ QUEUE_LIMIT = 500
 PAGE_SIZE = 50
 ORDERS = ("oldest", "newest")
 _TIER_VALUES = frozenset(t.value for t in Tier)
+_VERDICT_VALUES = frozenset(v.value for v in Verdict)
+_STATE_VALUES = frozenset(s.value for s in RequestState)
+
+
+def _known(value: str, allowed: frozenset[str]) -> str:
+    return value if value in allowed else ""
+
+
+def _float(raw: str) -> float | None:
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def _date(raw: str) -> date | None:
+    try:
+        return date.fromisoformat(raw) if raw else None
+    except ValueError:
+        return None
 
 
 def reply_platform(request_platform: str) -> Platform:
@@ -86,6 +107,20 @@ class QueueFilter:
     min_age_h: float | None = None
     max_age_h: float | None = None
     order: str = "oldest"
+
+    @classmethod
+    def from_query(cls, args: Mapping[str, str]) -> QueueFilter:
+        """The filter from the page's query string; unknown values and bad numbers drop out."""
+        order = args.get("order", "oldest")
+        return cls(
+            platform=args.get("platform", "").strip(),
+            verdict=_known(args.get("verdict", ""), _VERDICT_VALUES),
+            tier=_known(args.get("tier", ""), _TIER_VALUES),
+            requester=args.get("requester", "").strip(),
+            min_age_h=_float(args.get("min_age_h", "")),
+            max_age_h=_float(args.get("max_age_h", "")),
+            order=order if order in ORDERS else "oldest",
+        )
 
     def as_query(self) -> dict[str, str]:
         """The filter as query-string fields, for links and the bulk form."""
@@ -189,6 +224,19 @@ class LogFilter:
     since: date | None = None
     until: date | None = None
     page: int = 1
+
+    @classmethod
+    def from_query(cls, args: Mapping[str, str], page: int = 1) -> LogFilter:
+        """The filter from the log's query string (`page` comes validated as a number)."""
+        return cls(
+            q=args.get("q", "").strip(),
+            platform=args.get("platform", "").strip(),
+            verdict=_known(args.get("verdict", ""), _VERDICT_VALUES),
+            state=_known(args.get("state", ""), _STATE_VALUES),
+            since=_date(args.get("since", "")),
+            until=_date(args.get("until", "")),
+            page=max(1, page),
+        )
 
     def as_query(self) -> dict[str, str]:
         fields = {

@@ -1,6 +1,9 @@
 """Transport-level protections of the review app: Secure session cookies when served over
 HTTPS, which proxies to believe about the client, and who may read `/metrics`.
 
+Every response carries a strict Content-Security-Policy (scripts only with the request's nonce)
+and anti-framing, no-sniff and referrer headers (`security_headers`).
+
 Behind a reverse proxy the app sees the proxy's address and plain HTTP. Only proxies listed in
 `web.trusted_proxies` are believed when they send X-Forwarded-For / X-Forwarded-Proto; from
 anyone else those headers are ignored, so a client cannot claim to be local or to use HTTPS.
@@ -10,10 +13,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import secrets
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 
@@ -90,3 +96,23 @@ def bearer_matches(authorization: str | None, token: str) -> bool:
     if scheme.lower() != "bearer":
         return False
     return hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+async def security_headers(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    """HTTP middleware: a fresh CSP nonce per request (`request.state.csp_nonce`, which the
+    pages put on their scripts) and the security headers on every response."""
+    nonce = secrets.token_urlsafe(16)
+    request.state.csp_nonce = nonce
+    response = await call_next(request)
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        f"script-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'"
+    )
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers.setdefault("Cache-Control", "no-store")
+    return response

@@ -22,14 +22,17 @@ import httpx
 from pydantic import SecretStr
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
+from pipeline.failures import PipelineFailure
 from pipeline.records import SearchResult
 
 
-class SearchError(Exception):
+class SearchError(PipelineFailure):
     """A provider could not answer (HTTP error after retries, bad JSON, missing key, ...).
 
     The message names the provider and the cause, and never contains a secret.
     """
+
+    stage = "search"
 
 
 @runtime_checkable

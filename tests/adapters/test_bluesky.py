@@ -1296,7 +1296,7 @@ def test_bot_label_is_added_keeping_the_profile_and_is_idempotent(
 def test_setup_bluesky_command_labels_the_account(
     pds: FakePDS, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import adapters.bluesky as bluesky_module
+    import adapters.bluesky.client as bluesky_module
     from bot.commands import setup
 
     transport = httpx.MockTransport(pds.handle)

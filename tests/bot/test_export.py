@@ -13,8 +13,10 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from bot import export
 from bot.cli import app
 from bot.export import export_records, write_csv
+from pipeline.records import Evidence
 from storage.db import Database
 from storage.models import DecisionRow, DocumentRow, Request
 from tests.bot.web.seed import seed
@@ -113,3 +115,11 @@ def test_since_keeps_later_decisions_and_stdout_is_the_default(db: Database) -> 
 def test_an_unknown_format_is_refused() -> None:
     result = runner.invoke(app, ["export", "--format", "xml"])
     assert result.exit_code != 0
+
+
+def test_every_decision_column_and_evidence_field_is_exported() -> None:
+    # Records are filled by column name (`_record`), so a new column or evidence field is
+    # exported without a change there: this fails only if one has no field of its name.
+    names = {export._DECISION_NAMES.get(c.key, c.key) for c in DecisionRow.__table__.columns}
+    assert names <= set(export.ExportRecord.model_fields)
+    assert list(export.ExportEvidence.model_fields) == ["position", *Evidence.model_fields]

@@ -553,9 +553,9 @@ def test_review_mode_queues_then_approve_posts_and_history_is_kept(env: Env) -> 
             runtime.db, request.id, "See https://evil.example/x", "mod_demo", settings.guard
         )
         assert not refused.valid
-        assert refused.problems[0].startswith("url_not_evidence")
+        assert refused.problems[0].code == "url_not_evidence"
         too_long = review.edit(runtime.db, request.id, "x" * 300, "mod_demo", settings.guard)
-        assert too_long.problems[0].startswith("too_long")
+        assert too_long.problems[0].code == "too_long"
         new_text = "Lemon water does not kill flu viruses: https://ministry.example/flu/lemon"
         ok = review.edit(runtime.db, request.id, new_text, "mod_demo", settings.guard)
         assert ok.valid

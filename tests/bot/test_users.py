@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,9 @@ def test_failures_counted_by_several_processes_at_once_all_add_up(
     with db.session() as session:
         counts = {row.scope: row.failures for row in session.scalars(select(LoginThrottle))}
     assert counts == {"account": 40, "address": 40}
+
+
+def test_an_account_is_every_column_of_its_user_but_the_password_hash() -> None:
+    # `_account` maps by name: a column added with a field of its name needs nothing more.
+    columns = {column.key for column in User.__table__.columns}
+    assert {f.name for f in fields(users.Account)} == columns - {"password_hash"}

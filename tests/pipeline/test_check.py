@@ -17,7 +17,7 @@ from pipeline.check import Checker
 from pipeline.config import CredibilityConfig, PipelineConfig
 from pipeline.describe import post_query
 from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM, EVIDENCE_SYSTEM
-from pipeline.records import DecisionStatus, Platform, Stance, Tier, Verdict
+from pipeline.records import DecisionStatus, Platform, ProblemCode, Stance, Tier, Verdict
 from pipeline.search.local_index import LocalIndex
 from pipeline.toolkit import Toolkit
 from storage.db import Database
@@ -165,7 +165,7 @@ def test_too_long_draft_is_rewritten_then_accepted(
     assert decision.status is DecisionStatus.REPLY
     assert len(decision.trace.drafts) == 2
     assert not decision.trace.guard[0].valid
-    assert decision.trace.guard[0].problems[0].startswith("too_long")
+    assert decision.trace.guard[0].problems[0].code is ProblemCode.TOO_LONG
     # The rewrite request told the writer what was wrong.
     second = fake_llm.requests_for("DraftAnswer")[1].body["messages"][-1]["content"]
     assert "too_long" in second
@@ -383,7 +383,7 @@ def test_an_early_draft_the_guard_refuses_is_rewritten_with_the_draft_shown_as_d
     decision = Checker(kit).check(POST, Platform.X)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.trace.drafts[0] == injected
-    assert any("url_not_evidence" in p for p in decision.trace.guard[0].problems)
+    assert any(p.code is ProblemCode.URL_NOT_EVIDENCE for p in decision.trace.guard[0].problems)
     assert "evil.example" not in (decision.reply or "")
     rewrite = fake_llm.requests_for("DraftAnswer")[0].body["messages"][-1]["content"]
     assert f"<draft>\n{injected}\n</draft>" in rewrite

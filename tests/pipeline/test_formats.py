@@ -8,7 +8,7 @@ import pytest
 from pipeline import guard, write
 from pipeline.config import GuardConfig
 from pipeline.formats import REPLY_FORMATS, Budget, ReplyFormat, reply_format, utf8_bytes
-from pipeline.records import Platform
+from pipeline.records import Platform, Problem, ProblemCode
 
 
 def test_every_platform_has_exactly_one_reply_format() -> None:
@@ -42,7 +42,7 @@ def test_guard_and_writer_read_the_registry(monkeypatch: pytest.MonkeyPatch) -> 
     text = "a" * 50
     assert guard.measure(text, Platform.X, GuardConfig()) == (50, 40)
     report = guard.check_text(text, Platform.X, evidence_urls=[], cfg=GuardConfig())
-    assert report.problems == ["too_long: 50 > 40", "notes_need_url"]
+    assert [str(p) for p in report.problems] == ["too_long: 50 > 40", "notes_need_url"]
     assert (report.length, report.limit) == (50, 40)
     assert write.reply_rules(Platform.X, None) == "TEST RULES\n\nLanguage: same as the post"
 
@@ -62,7 +62,9 @@ def test_a_format_with_several_budgets_fits_only_within_all_and_names_each() -> 
     assert form.fits("é" * 6, cfg)  # 6 characters, 12 bytes
     assert form.length_problems("é" * 6, cfg) == []
     assert not form.fits("é" * 7, cfg)  # 7 characters, 14 bytes
-    assert form.length_problems("é" * 7, cfg) == ["too_long: 7/10 characters, 14/12 bytes"]
+    assert form.length_problems("é" * 7, cfg) == [
+        Problem(code=ProblemCode.TOO_LONG, detail="7/10 characters, 14/12 bytes")
+    ]
     assert form.measure("é" * 7, cfg) == (7, 10)  # the first budget is the one shown
 
 

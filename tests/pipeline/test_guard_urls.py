@@ -22,7 +22,7 @@ from adapters.bluesky import reply_text_builder
 from pipeline.check import Checker
 from pipeline.config import GuardConfig
 from pipeline.guard import check_text, find_urls
-from pipeline.records import DecisionStatus, GuardReport, Platform
+from pipeline.records import DecisionStatus, GuardReport, Platform, ProblemCode
 from pipeline.search.local_index import LocalIndex
 from pipeline.urls import browser_url, has_credentials
 from tests.fakes.openai_server import FakeLLM, Reply
@@ -242,7 +242,7 @@ def test_the_table_covers_at_least_forty_spellings() -> None:
 @pytest.mark.parametrize("row", ROWS.values(), ids=ROWS.keys())
 def test_each_spelling_gets_the_guard_verdict_and_facet_in_the_table(row: Row) -> None:
     report = guard(row)
-    assert [p.split(":", 1)[0] for p in report.problems] == list(row.rules)
+    assert [p.code for p in report.problems] == list(row.rules)
     text = f"Measles vaccines are safe: {row.written} Thanks."
     # Handed the approved URLs and, as in the incident, the evidence URLs too.
     uris = facet_uris(text, [*report.urls, *row.evidence])
@@ -254,7 +254,7 @@ def test_each_spelling_gets_the_guard_verdict_and_facet_in_the_table(row: Row) -
 @pytest.mark.parametrize("row", ROWS.values(), ids=ROWS.keys())
 def test_every_platform_applies_the_same_url_rules(row: Row) -> None:
     verdicts = {
-        platform: ([p.split(":", 1)[0] for p in report.problems], report.urls)
+        platform: ([p.code for p in report.problems], report.urls)
         for platform in Platform
         for report in [guard(row, platform)]
     }
@@ -284,7 +284,7 @@ def test_a_disguised_link_copied_from_page_text_is_refused_and_never_linked(link
     text = f"Not true: {evidence[0]} and {evidence[1]}; also {link} for more."
     report = check_text(text, Platform.BLUESKY, evidence_urls=evidence, cfg=CFG)
     assert not report.valid
-    assert any(p.startswith("url_not_evidence") for p in report.problems)
+    assert any(p.code is ProblemCode.URL_NOT_EVIDENCE for p in report.problems)
     assert report.urls == evidence  # the approved links are the evidence, and only those
     # Before: the adapter linked every http(s) run itself, and browsers opened the disguised
     # one as evil.com / who.int.evil.example. Now only the approved strings become facets.
@@ -321,7 +321,7 @@ def test_a_draft_with_a_disguised_link_is_rewritten_and_the_decision_lists_only_
         kit.close()
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     first = decision.trace.guard[0]
-    assert "url_not_normalised" in [p.split(":", 1)[0] for p in first.problems]
+    assert "url_not_normalised" in [p.code for p in first.problems]
     assert decision.reply is not None and "ｅvil" not in decision.reply
     assert decision.urls == cited
     assert facet_uris(decision.reply, decision.urls) == cited

@@ -27,9 +27,8 @@ from pipeline.credibility import PublisherTable
 from pipeline.describe import post_query
 from pipeline.fetch import Fetcher
 from pipeline.pages import ScoringGate
-from pipeline.records import DecisionStatus, Post, SearchResult, Tier, Verdict
+from pipeline.records import DecisionStatus, Post, SearchResult, SkipReason, Tier, Verdict
 from pipeline.relevance import get_embedder
-from pipeline.research import NOT_FETCHED
 from pipeline.search.base import SearchError
 from pipeline.search.local_index import LocalIndex
 from pipeline.search.tiered import TieredSearch
@@ -188,7 +187,7 @@ def test_stop_rule_met_by_head_start_pages_does_not_wait_for_a_slow_site(
         decision = Checker(kit).check(POST)
         assert decision.status is DecisionStatus.REPLY, decision.reasons
         slow = [d for d in decision.trace.rounds[0].documents if d.url == slow_url]
-        assert [d.reason for d in slow] == [NOT_FETCHED]
+        assert [d.reason for d in slow] == [SkipReason.NOT_FETCHED]
         kit.close()
     finally:
         server.stop()
@@ -333,5 +332,5 @@ def test_a_page_that_is_already_a_matched_fact_check_is_not_extracted_again(
     from_ministry = [e for e in decision.evidence if e.url == ministry]
     assert [e.source for e in from_ministry] == ["fact_check"]
     uses = [d for d in decision.trace.rounds[0].documents if d.url == ministry]
-    assert [d.reason for d in uses] == ["already evidence: a matched fact-check"]
+    assert [d.reason for d in uses] == [SkipReason.ALREADY_FACT_CHECK]
     kit.close()

@@ -12,7 +12,9 @@ from typing import Any
 import httpx
 import pytest
 from argon2 import PasswordHasher
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.routing import BaseRoute, Route
 
 from bot import users
 from bot.config import Settings, load_settings
@@ -76,6 +78,24 @@ def app_env(tmp_path: Path, cheap_hashes: None) -> Iterator[AppEnv]:
     settings.local.outbox = str(tmp_path / "outbox.jsonl")
     yield AppEnv(db=db, settings=settings, world=world, outbox=tmp_path / "outbox.jsonl")
     db.dispose()
+
+
+def endpoints(app: FastAPI) -> set[tuple[str, str]]:
+    """(method, path) of every endpoint of `app`, HEAD aside. FastAPI 0.137.2 and later keep an
+    included router as one node of `app.routes`, which `iter_route_contexts` expands; earlier
+    versions copy the router's routes into `app.routes`."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # FastAPI before 0.137.2
+        found: list[tuple[BaseRoute, Any]] = [(route, route) for route in app.routes]
+    else:
+        found = [(c.original_route, c) for c in iter_route_contexts(app.routes)]
+    return {
+        (method, route.path)
+        for original, route in found
+        if isinstance(original, Route)
+        for method in (route.methods or set()) - {"HEAD"}
+    }
 
 
 def csrf_of(html: str) -> str:

@@ -258,30 +258,20 @@ def _decision(spec: Spec, now: datetime) -> Decision:
             )
         )
         drafts.append(reply)
-    calls = (
-        [
-            LLMCall(
-                step="analyze",
-                model="fake-model",
-                ok=True,
-                prompt_tokens=400,
-                completion_tokens=80,
-                latency_s=1.2,
-                cost_usd=spec.cost_usd / 2,
-            ),
-            LLMCall(
-                step="write",
-                model="fake-model",
-                ok=True,
-                prompt_tokens=600,
-                completion_tokens=120,
-                latency_s=1.9,
-                cost_usd=spec.cost_usd / 2,
-            ),
-        ]
-        if spec.cost_usd
-        else []
-    )
+    # Two calls (analyze, write) sharing the cost: (step, prompt tokens, completion tokens, s).
+    usage = [("analyze", 400, 80, 1.2), ("write", 600, 120, 1.9)] if spec.cost_usd else []
+    calls = [
+        LLMCall(
+            step=step,
+            model="fake-model",
+            ok=True,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            latency_s=latency,
+            cost_usd=spec.cost_usd / 2,
+        )
+        for step, prompt, completion, latency in usage
+    ]
     trace = Trace(
         analysis=ClaimAnalysis(
             checkable=True,

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from starlette.routing import Route
 
 from bot import overrides, users
 from bot.web.app import create_app
 from storage.models import Request, ReviewAction
-from tests.bot.web.conftest import ADMIN, AppEnv, Session, csrf_of, login
+from tests.bot.web.conftest import ADMIN, AppEnv, Session, csrf_of, endpoints, login
 from tests.bot.web.test_auth import ADMIN_ROUTES, ANY_SESSION, MODERATOR_ROUTES, OPEN, concrete
 
 
 def _post_routes(app_env: AppEnv) -> list[str]:
     app = create_app(app_env.settings, app_env.db, secret="s")
-    return sorted(
-        route.path for route in app.routes if isinstance(route, Route) and "POST" in route.methods
-    )
+    return sorted(path for method, path in endpoints(app) if method == "POST")
 
 
 def test_every_post_without_or_with_a_wrong_token_is_refused(

@@ -1,0 +1,111 @@
+"""Admins only: settings overrides, user accounts, and lifting login lockouts."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Depends, Form
+from fastapi.responses import HTMLResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from bot import overrides, users
+from bot.web.auth import require_admin
+from bot.web.context import AdminCaller, protect_posts, redirect
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(dependencies=[Depends(protect_posts), Depends(require_admin)])
+
+_CHANGES = {"disable": "disabled", "enable": "enabled", "unlock": "unlocked"}
+
+
+@router.get("/admin/settings", response_class=HTMLResponse)
+def admin_settings(me: AdminCaller) -> Response:
+    stored = overrides.stored_overrides(me.db)
+    merged = me.ctx.effective()
+    rows = [
+        {
+            "spec": spec,
+            "loaded": overrides.current_value(me.ctx.settings, key),
+            "effective": overrides.current_value(merged, key),
+            "override": stored.get(key),
+        }
+        for key, spec in overrides.overridable().items()
+    ]
+    return me.page("admin_settings.html", rows=rows)
+
+
+@router.post("/admin/settings")
+def admin_settings_set(me: AdminCaller, key: str = Form(""), value: str = Form("")) -> Response:
+    try:
+        parsed = overrides.set_override(me.db, key, value, me.name)
+        me.flash("ok", f"{key} set to {parsed!r}.")
+    except overrides.OverrideError as exc:
+        me.flash("error", f"{key}: {exc}")
+    return redirect("/admin/settings")
+
+
+@router.post("/admin/settings/reset")
+def admin_settings_reset(me: AdminCaller, key: str = Form("")) -> Response:
+    if overrides.clear_override(me.db, key):
+        me.flash("ok", f"{key} back to the configured value.")
+    return redirect("/admin/settings")
+
+
+@router.get("/admin/users", response_class=HTMLResponse)
+def admin_users(me: AdminCaller) -> Response:
+    locks = users.lockouts(me.db, me.ctx.clock())
+    return me.page(
+        "admin_users.html",
+        accounts=users.list_users(me.db),
+        roles=users.ROLES,
+        locked={lk.key: lk.until for lk in locks if lk.scope == users.ACCOUNT},
+        locked_addresses=[lk for lk in locks if lk.scope == users.ADDRESS],
+    )
+
+
+@router.post("/admin/users")
+def admin_users_add(
+    me: AdminCaller,
+    username: str = Form(""),
+    role: str = Form("moderator"),
+    password: str = Form(""),
+) -> Response:
+    try:
+        added = users.add_user(me.db, username.strip(), password, role)
+        me.flash("ok", f"User {added.username} ({added.role}) added.")
+    except users.UserError as exc:
+        me.flash("error", str(exc))
+    return redirect("/admin/users")
+
+
+@router.post("/admin/users/{username}/{change}")
+def admin_users_change(me: AdminCaller, username: str, change: str) -> Response:
+    if change not in _CHANGES:
+        raise StarletteHTTPException(404, "Unknown action.")
+    if username == me.name and change == "disable":
+        me.flash("error", "You cannot disable your own account.")
+        return redirect("/admin/users")
+    try:
+        if change == "disable":
+            users.disable_user(me.db, username)
+        elif change == "enable":
+            users.enable_user(me.db, username)
+        else:
+            users.unlock_user(me.db, username)
+            log.warning("login lockout of %r lifted by %s", username, me.name)
+        me.flash("ok", f"User {username} {_CHANGES[change]}.")
+    except users.UserError as exc:
+        me.flash("error", str(exc))
+    return redirect("/admin/users")
+
+
+@router.post("/admin/lockouts/address")
+def admin_unlock_address(me: AdminCaller, address: str = Form("")) -> Response:
+    if users.unlock_address(me.db, address):
+        log.warning("login lockout of %s lifted by %s", address.strip(), me.name)
+        me.flash("ok", f"Address {address.strip()} unlocked.")
+    else:
+        me.flash("error", f"Address {address.strip()!r} was not locked.")
+    return redirect("/admin/users")

@@ -1,0 +1,42 @@
+"""Open endpoints for operations: `/healthz` and `/metrics` (local or bearer token only)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST
+from sqlalchemy import text
+from starlette.responses import Response
+
+from bot.metrics import render
+from bot.web.context import Ctx
+from bot.web.security import bearer_matches, is_local_request
+
+router = APIRouter()
+
+
+@router.get("/healthz")
+def healthz(ctx: Ctx) -> JSONResponse:
+    try:
+        with ctx.db.session() as session:
+            session.execute(text("SELECT 1"))
+    except Exception as exc:  # the probe reports, it does not raise
+        return JSONResponse({"status": "error", "error": type(exc).__name__}, 503)
+    return JSONResponse({"status": "ok"})
+
+
+@router.get("/metrics")
+def metrics(request: Request, ctx: Ctx) -> Response:
+    if ctx.metrics_token:
+        if not bearer_matches(request.headers.get("authorization"), ctx.metrics_token):
+            return PlainTextResponse(
+                "A valid bearer token is required.\n",
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+    elif not is_local_request(request, proxies_trusted=bool(ctx.proxies)):
+        return PlainTextResponse(
+            "Metrics are served to this machine only (or set FACTNOTE_WEB__METRICS_TOKEN).\n",
+            status_code=403,
+        )
+    return Response(render(ctx.metrics), media_type=CONTENT_TYPE_LATEST)
