@@ -54,7 +54,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "Run the bot: poll the enabled adapters, check what people ask about, act by mode.",
     ),
     "status": LazyCommand(
-        "bot.commands.run:status_command",
+        "bot.commands.status:status_command",
         "Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors.",
     ),
     "demo": LazyCommand(

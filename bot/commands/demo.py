@@ -17,7 +17,8 @@ from sqlalchemy import select
 
 from bot import platforms
 from bot.commands.index import add_files
-from bot.commands.run import print_cycle, print_overview
+from bot.commands.run import print_cycle
+from bot.commands.status import print_overview
 from bot.config import Settings
 from bot.runtime import Runtime, open_runtime
 from bot.service import Bot, build_adapters

@@ -1,24 +1,22 @@
-"""`factnote run` (the bot) and `factnote status` (what it is doing)."""
+"""`factnote run`: the bot (`factnote status` is in bot/commands/status.py)."""
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from bot import platforms
+from bot.commands.status import LOCKED_EXIT, print_overview
 from bot.config import Settings
 from bot.runtime import open_runtime
 from bot.service import Bot, CycleReport, build_adapters
-from bot.summary import Overview, overview, poll_failing
+from bot.summary import overview
 from storage.db import DatabaseBusy
 
 ModeOption = Literal["dry-run", "review", "live"]
-LOCKED_EXIT = 75  # EX_TEMPFAIL: try again later
 
 
 def run_command(
@@ -59,62 +57,6 @@ def apply_mode(settings: Settings, mode: str) -> None:
         spec.section(settings).mode = None
 
 
-def status_command(
-    ctx: typer.Context, json_: bool = typer.Option(False, "--json", help="Print JSON.")
-) -> None:
-    """Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors."""
-    settings: Settings = ctx.obj
-    from sqlalchemy.exc import OperationalError
-
-    from storage.db import Database, is_lock_error
-
-    try:
-        db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
-    except OperationalError as exc:
-        if not is_lock_error(exc):
-            raise
-        typer.echo("factnote status: the database is locked by another process", err=True)
-        raise typer.Exit(LOCKED_EXIT) from None
-    view = overview(db)
-    db.dispose()
-    if json_:
-        typer.echo(
-            json.dumps(
-                {
-                    "requests": view.by_state,
-                    "polls": [
-                        {
-                            "adapter": p.adapter,
-                            "last_poll_at": p.last_poll_at.isoformat() if p.last_poll_at else None,
-                            "last_poll_new": p.last_poll_count,
-                            "failing": poll_failing(p),
-                            "last_error": p.last_error,
-                            "last_error_at": (
-                                p.last_error_at.isoformat() if p.last_error_at else None
-                            ),
-                            "next_poll_at": p.next_poll_at.isoformat() if p.next_poll_at else None,
-                        }
-                        for p in view.polls
-                    ],
-                    "rate_limits": [
-                        {
-                            "adapter": b.adapter,
-                            "endpoint": b.endpoint,
-                            "remaining": b.remaining,
-                            "limit": b.limit,
-                            "reset_at": b.reset_at.isoformat() if b.reset_at else None,
-                        }
-                        for b in view.budgets
-                    ],
-                    "errors_last_hour": [{"request": i, "error": e} for i, e in view.recent_errors],
-                },
-                indent=2,
-            )
-        )
-        return
-    print_overview(view, settings)
-
-
 def print_cycle(report: CycleReport) -> None:
     console = Console(highlight=False)
     for p in report.polls:
@@ -126,47 +68,3 @@ def print_cycle(report: CycleReport) -> None:
             f"expired {report.expired}"
         )
     )
-
-
-def print_overview(view: Overview, settings: Settings) -> None:
-    console = Console(highlight=False)
-    table = Table("state", "requests", title="Requests by outcome")
-    for state, count in sorted(view.by_state.items()):
-        table.add_row(state, str(count))
-    table.add_row("total", str(view.total))
-    console.print(table)
-    if view.polls:
-        polls = Table("adapter", "last poll", "new", "state", "last error", title="Polling")
-        for p in view.polls:
-            error = p.last_error or ""
-            if error and p.last_error_at is not None:
-                error = f"{p.last_error_at.isoformat(timespec='seconds')}: {error}"
-            polls.add_row(
-                p.adapter,
-                p.last_poll_at.isoformat(timespec="seconds") if p.last_poll_at else "-",
-                str(p.last_poll_count),
-                "failing" if poll_failing(p) else "ok",
-                Text(error),
-            )
-        console.print(polls)
-    if view.budgets:
-        budgets = Table("adapter", "endpoint", "remaining", "reset", title="Rate limits")
-        for b in view.budgets:
-            budgets.add_row(
-                b.adapter,
-                b.endpoint,
-                f"{b.remaining}/{b.limit}",
-                b.reset_at.isoformat(timespec="seconds") if b.reset_at else "-",
-            )
-        console.print(budgets)
-    if view.needs_llm:
-        ids = ", ".join(f"#{i} ({s})" for i, s in view.needs_llm)
-        console.print(
-            Text(
-                f"{len(view.needs_llm)} request(s) needed an LLM and none is configured "
-                f"(set FACTNOTE_LLM_BASE_URL and FACTNOTE_LLM_MODEL): {ids}"
-            )
-        )
-    for request_id, error in view.recent_errors:
-        console.print(Text(f"error in the last hour, request #{request_id}: {error}"))
-    console.print(Text(f"mode: {settings.mode}; audit data: {settings.database_url}"))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.core import TyperGroup
@@ -40,21 +42,29 @@ def test_unknown_command_is_refused_by_name() -> None:
     assert "nosuch" in result.output
 
 
-def test_help_and_guard_import_neither_the_pipeline_runtime_nor_the_platform_sdks() -> None:
-    # In a fresh interpreter: what a cold `factnote --help` / `factnote guard` loads.
+def test_help_guard_and_status_import_neither_the_runtime_nor_the_platform_sdks(
+    tmp_path: Path,
+) -> None:
+    # In a fresh interpreter: what a cold `factnote --help` / `guard` / `status` loads.
     probe = (
         "import sys, json\n"
         "from typer.testing import CliRunner\n"
         "from bot import cli\n"
         "out = {}\n"
-        "for args in (['--help'], ['guard', 'Flu shots are safe.']):\n"
+        "for args in (['--help'], ['guard', 'Flu shots are safe.'], ['status']):\n"
         "    r = CliRunner().invoke(cli.app, args)\n"
         "    out[args[0]] = [r.exit_code, sorted(m for m in ('bot.runtime', 'torch', "
         "'atproto', 'tweepy', 'openai', 'fastapi') if m in sys.modules)]\n"
         "print(json.dumps(out))\n"
     )
+    env = {**os.environ, "FACTNOTE_DATABASE_URL": f"sqlite:///{tmp_path / 'status.db'}"}
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
     )
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen == {"--help": [0, []], "guard": [0, []]}
+    assert seen == {"--help": [0, []], "guard": [0, []], "status": [0, []]}
