@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bench import fixtures, pipeline_cost, pipeline_latency, pipeline_memory
+from bench import (
+    fixtures,
+    pipeline_cost,
+    pipeline_latency,
+    pipeline_memory,
+    runtime_throughput,
+)
 from bench.world import FixtureSearch, extraction_items
 from pipeline.evidence import normalise
 
@@ -128,3 +134,12 @@ def test_memory_benchmark_measures_a_real_factnote_check_process() -> None:
     assert result["no_llm_needs_llm"] == 1
     assert result["no_llm_peak_rss_mib"] > 300  # torch and the embedding model, at the least
     assert "with_llm_peak_rss_mib" not in result
+
+
+def test_runtime_benchmark_queues_every_summons_and_drains_them() -> None:
+    # The bench's summons carry fixed dates: it must measure triage and the worker on real
+    # work, not on requests the age limit skipped (which once left it nothing to drain).
+    numbers = runtime_throughput.run(quick=True)
+    assert numbers["intake_summons"] == 200
+    assert numbers["drain_requests"] == 5  # six summons, one processed as the warm-up
+    assert numbers["drain_llm_calls"] > 0
