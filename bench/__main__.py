@@ -65,10 +65,15 @@ def main(argv: list[str]) -> int:
     console = Console(stderr=True, highlight=False)
     results: dict[str, dict[str, float]] = {}
     seconds: dict[str, float] = {}
+    failed: dict[str, str] = {}
     for bench in selected(argv):
         console.rule(bench.name)
         start = time.perf_counter()
-        results[bench.name] = bench.run(lambda line: console.print(line, markup=False))
+        try:
+            results[bench.name] = bench.run(lambda line: console.print(line, markup=False))
+        except Exception as exc:  # one broken benchmark must not cost the others' numbers
+            console.print_exception()
+            failed[bench.name] = f"{type(exc).__name__}: {exc}"
         seconds[bench.name] = time.perf_counter() - start
 
     table = Table("benchmark", "number", "value", title="factnote benchmarks")
@@ -81,16 +86,19 @@ def main(argv: list[str]) -> int:
             print(f"{name}.{key}: {value:.6g}")
     for name, spent in seconds.items():
         print(f"{name}.bench_seconds: {spent:.1f}")
+    for name, error in failed.items():
+        print(f"{name}: FAILED ({error})")
 
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "finished_at": datetime.now(UTC).isoformat(),
         "bench_seconds": seconds,
         "results": results,
+        "failed": failed,
     }
     RESULTS.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(f"written to {RESULTS}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
