@@ -38,7 +38,7 @@ import lxml.html
 
 from pipeline import safejson
 from pipeline.claims import ClaimRecord, ClaimSource, normalise_rating
-from pipeline.credibility import registrable_domain
+from pipeline.domains import registrable_domain
 from pipeline.extract import decode_body, parse_content_type, parse_date
 from pipeline.fetch import Fetcher, FetchFailure
 from pipeline.urls import canonical_url

@@ -39,7 +39,8 @@ import numpy.typing as npt
 from pydantic import BaseModel
 
 from pipeline.config import ClaimsConfig, GuardConfig
-from pipeline.credibility import PublisherTable, registrable_domain
+from pipeline.credibility import PublisherTable
+from pipeline.domains import registrable_domain
 from pipeline.failures import PipelineFailure
 from pipeline.formats import reply_format
 from pipeline.lexical import clean_text, terms

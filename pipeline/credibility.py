@@ -11,26 +11,20 @@ The bundled default table (`pipeline/data/publishers.csv`) is this project's own
 Other tables (MUSE's three lists, an MBFC-style CSV, a score CSV, config overrides) are layered
 over it in that order, later layers replacing earlier entries for the same key.
 
-Registrable domains come from `tldextract` with its bundled public-suffix snapshot only: the
-extractor is built once with no suffix-list URLs and no cache directory, so it never touches the
-network or the disk.
+Hosts and registrable domains are read by `pipeline/domains.py`.
 """
 
 from __future__ import annotations
 
 import csv
 import functools
-import ipaddress
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
-from urllib.parse import urlsplit
-
-import tldextract
 
 from pipeline.config import CredibilityConfig
+from pipeline.domains import ParsedHost, parse_host, registrable_host
 from pipeline.records import Tier
 
 # A publisher table holds only these; AUTHORITY rates an account's own statement, not a site.
@@ -48,8 +42,6 @@ MUSE_FILES: tuple[tuple[str, Tier], ...] = (
     ("publisher_priority_medium.txt", Tier.MEDIUM),
     ("publisher_priority_low.txt", Tier.LOW),
 )
-
-_LABEL = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
 
 
 class CredibilityDataError(ValueError):
@@ -185,94 +177,13 @@ CLASS_RULES: tuple[ClassRule, ...] = (
 )
 
 
-RESERVED_TEST_SUFFIXES = ("example", "test", "invalid")
-
-
-@functools.cache
-def suffix_extractor() -> tldextract.TLDExtract:
-    """The one extractor: bundled suffix list, no URLs to fetch, no cache on disk.
-
-    The TLDs RFC 2606 reserves for documentation and tests are added as suffixes, so demo and
-    fixture publishers (`health-ministry.example`) are rated like real ones; no real site can
-    live under them, so this cannot misrate anything real.
-    """
-    return tldextract.TLDExtract(
-        suffix_list_urls=(), cache_dir=None, extra_suffixes=RESERVED_TEST_SUFFIXES
-    )
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    host: str  # lower-case, ASCII (punycode), no "www.", no port; "" when unparseable
-    segments: tuple[str, ...]  # lower-case path segments
-    ip: bool
-
-
-def _parse(domain_or_url: str) -> _Parsed:
-    raw = domain_or_url.strip()
-    if not raw:
-        return _Parsed("", (), False)
-    if "://" not in raw:
-        # A bare IPv6 address would otherwise be read as host "2001" with a port.
-        try:
-            return _Parsed(str(ipaddress.ip_address(raw.strip("[]"))), (), True)
-        except ValueError:
-            raw = "//" + raw.lstrip("/")
-    try:
-        parts = urlsplit(raw)
-        host = (parts.hostname or "").rstrip(".")
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return _Parsed("", (), False)
-    segments = tuple(s for s in parts.path.lower().split("/") if s)
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
-        return _Parsed(host, segments, True)
-    if host.startswith("www."):
-        host = host[4:]
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return _Parsed("", (), False)
-    host = host.lower()
-    if not all(_LABEL.match(label) for label in host.split(".")):
-        return _Parsed("", (), False)
-    return _Parsed(host, segments, False)
-
-
-@functools.lru_cache(maxsize=65536)
-def _registrable_host(host: str) -> str:
-    parts = suffix_extractor()(host)
-    top = parts.top_domain_under_public_suffix
-    if top:
-        return top
-    if parts.suffix and not parts.domain:
-        # The host is itself a public suffix that serves a site (www.gov.uk -> gov.uk).
-        return host
-    return ""
-
-
-def registrable_domain(domain_or_url: str) -> str:
-    """The registrable domain (eTLD+1) of a domain or URL, ASCII (punycode) and lower-case.
-
-    "" for IP addresses, hosts under no known public suffix (`localhost`) and unparseable input.
-    """
-    parsed = _parse(domain_or_url)
-    if not parsed.host or parsed.ip:
-        return ""
-    return _registrable_host(parsed.host)
-
-
 def _normalise_key(key: str) -> str:
-    parsed = _parse(key)
+    parsed = parse_host(key)
     if not parsed.host:
         raise ValueError(f"not a domain or domain/path: {key!r}")
     if parsed.ip:
         raise ValueError(f"{key!r} is an IP address, which names no publisher")
-    if not _registrable_host(parsed.host):
+    if not registrable_host(parsed.host):
         raise ValueError(f"{key!r} is not under a known public suffix")
     return "/".join((parsed.host, *parsed.segments))
 
@@ -553,7 +464,7 @@ class PublisherTable:
         """The effective table, in order (default table first, new keys after)."""
         return list(self._entries.values())
 
-    def _candidates(self, parsed: _Parsed) -> list[TableEntry]:
+    def _candidates(self, parsed: ParsedHost) -> list[TableEntry]:
         """Table entries that cover `parsed`, most specific first."""
         found: list[TableEntry] = []
         host = parsed.host
@@ -561,7 +472,7 @@ class PublisherTable:
             entry = self._entries.get("/".join((host, *parsed.segments[:n])))
             if entry is not None:
                 found.append(entry)
-        registrable = _registrable_host(host)
+        registrable = registrable_host(host)
         labels = host.split(".")
         for i in range(len(labels)):
             name = ".".join(labels[i:])
@@ -575,11 +486,11 @@ class PublisherTable:
 
     def lookup(self, domain_or_url: str) -> Rating:
         """Rate a domain or URL. Never raises: unparseable input and IPs are UNKNOWN."""
-        parsed = _parse(domain_or_url)
+        parsed = parse_host(domain_or_url)
         if not parsed.host or parsed.ip:
             why = "an IP address names no publisher" if parsed.ip else "no host name in the input"
             return _unlisted(domain_or_url, parsed.host, why)
-        domain = _registrable_host(parsed.host) or parsed.host
+        domain = registrable_host(parsed.host) or parsed.host
         rule, suffix = _class_rule(parsed.host)
         candidates = self._candidates(parsed)
         if candidates:
@@ -620,7 +531,7 @@ class PublisherTable:
         keys = [e.key for e in self._entries.values() if e.tier == tier]
         for rule in CLASS_RULES:
             if rule.tier == tier and rule.by_domain:
-                keys.extend(d for d in rule.suffixes if not self._candidates(_parse(d)))
+                keys.extend(d for d in rule.suffixes if not self._candidates(parse_host(d)))
         chosen = set(keys)
         return [key for key in keys if not any(a in chosen for a in _ancestors(key))]
 
@@ -657,7 +568,7 @@ def _ancestors(key: str) -> Iterator[str]:
         yield "/".join((host, *segments[:n]))
     if segments:
         yield host
-    registrable = _registrable_host(host)
+    registrable = registrable_host(host)
     labels = host.split(".")
     for i in range(1, len(labels)):
         parent = ".".join(labels[i:])

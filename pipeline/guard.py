@@ -305,10 +305,10 @@ def _host(url: str) -> str:
 def _source_key(item: Evidence) -> str:
     """The registrable domain that makes a source independent of the others."""
     host = (item.domain.strip().lower() or _host(item.url)).removeprefix("www.")
-    try:
-        from pipeline.credibility import registrable_domain
-    except ImportError:  # the credibility module is optional here; the host is a rough stand-in
-        return host
+    # Imported here: tldextract's suffix list is only needed for whole decisions, not for the
+    # wording checks `factnote guard` runs.
+    from pipeline.domains import registrable_domain
+
     return registrable_domain(host) or host
 
 

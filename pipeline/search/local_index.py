@@ -95,7 +95,7 @@ def _domain(host: str) -> str:
     if not host:
         return host
     try:
-        from pipeline.credibility import registrable_domain
+        from pipeline.domains import registrable_domain
     except ImportError:  # pragma: no cover - credibility ships with the pipeline
         return host
     try:

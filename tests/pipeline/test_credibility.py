@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import tldextract
 
-from pipeline import credibility
+from pipeline import credibility, domains
 from pipeline.config import CredibilityConfig
 from pipeline.credibility import (
     ACADEMIC_SUFFIXES,
@@ -22,8 +22,8 @@ from pipeline.credibility import (
     CredibilityDataError,
     PublisherTable,
     load_table_csv,
-    registrable_domain,
 )
+from pipeline.domains import registrable_domain
 from pipeline.records import Tier
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "credibility"
@@ -124,21 +124,21 @@ def test_tldextract_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -
     assert attempts, "the socket guard did not observe a default tldextract fetch"
     attempts.clear()
 
-    credibility.suffix_extractor.cache_clear()
-    credibility._registrable_host.cache_clear()
+    domains.suffix_extractor.cache_clear()
+    domains.registrable_host.cache_clear()
     try:
         assert registrable_domain("https://news.bbc.co.uk/x") == "bbc.co.uk"
         table = PublisherTable.default()
         assert table.lookup("https://www.reuters.com/world/").tier is Tier.HIGH
         assert table.lookup("dept.gov.uk").source == "rule:government"
     finally:
-        credibility.suffix_extractor.cache_clear()
-        credibility._registrable_host.cache_clear()
+        domains.suffix_extractor.cache_clear()
+        domains.registrable_host.cache_clear()
     assert attempts == []
 
 
 def test_suffix_extractor_is_built_once() -> None:
-    assert credibility.suffix_extractor() is credibility.suffix_extractor()
+    assert domains.suffix_extractor() is domains.suffix_extractor()
 
 
 # -- matching order --------------------------------------------------------------------------
