@@ -37,10 +37,11 @@ from urllib.parse import urlsplit
 import lxml.html
 
 from pipeline import safejson
-from pipeline.claims import ClaimRecord, ClaimSource, normalise_rating
+from pipeline.claims import ClaimRecord, ClaimSource
 from pipeline.domains import registrable_domain
 from pipeline.extract import decode_body, parse_content_type, parse_date
 from pipeline.fetch import Fetcher, FetchFailure
+from pipeline.ratings import normalise_rating
 from pipeline.urls import canonical_url
 
 _MAX_DEPTH = 12  # JSON-LD nesting deeper than this is not a publisher's markup

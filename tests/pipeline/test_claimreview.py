@@ -20,9 +20,10 @@ from pipeline.claimreview import (
     records_from_html,
     records_from_jsonld,
 )
-from pipeline.claims import ClaimSource, Rating, normalise_rating, rating_from_scale
+from pipeline.claims import ClaimSource
 from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher
+from pipeline.ratings import Rating, normalise_rating, rating_from_scale
 from tests.fakes.http_server import LocalHTTPServer, Route
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"

@@ -20,7 +20,6 @@ from pipeline.claims import (
     ClaimRecord,
     ClaimSource,
     MatchStrength,
-    Rating,
     display_publisher,
     fact_check_evidence,
     match_confidence,
@@ -36,6 +35,7 @@ from pipeline.config import (
     RelevanceConfig,
 )
 from pipeline.credibility import PublisherTable
+from pipeline.ratings import Rating
 from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdict
 from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit

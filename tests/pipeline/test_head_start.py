@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from pipeline.check import Checker
-from pipeline.claims import ClaimIndex, ClaimRecord, Rating
+from pipeline.claims import ClaimIndex, ClaimRecord
 from pipeline.config import (
     ClaimsConfig,
     CredibilityConfig,
@@ -27,6 +27,7 @@ from pipeline.credibility import PublisherTable
 from pipeline.describe import post_query
 from pipeline.fetch import Fetcher
 from pipeline.pages import ScoringGate
+from pipeline.ratings import Rating
 from pipeline.records import DecisionStatus, Post, SearchResult, SkipReason, Tier, Verdict
 from pipeline.relevance import get_embedder
 from pipeline.search.base import SearchError
