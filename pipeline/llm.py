@@ -11,9 +11,7 @@ latency, outcome) in a thread-safe `CallLedger`, whether it succeeded or not.
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,9 +25,17 @@ import pydantic
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
-from pipeline import safejson
 from pipeline.config import LLMConfig
 from pipeline.failures import PipelineFailure
+from pipeline.llm_output import (
+    REASON_CHARS,
+    Answer,
+    InvalidAnswer,
+    clip,
+    model_parser,
+    strict_json_schema,
+    text_answer,
+)
 from pipeline.records import LLMCall, utcnow
 
 log = logging.getLogger(__name__)
@@ -48,9 +54,7 @@ BACKOFF_MAX_S = 4.0
 # A server may ask for a long pause; one decision must not stall on it for minutes.
 RETRY_AFTER_MAX_S = 10.0
 RAW_EXCERPT_CHARS = 500
-REASON_CHARS = 400
 
-_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*[ \t]*\n?(?P<body>.*?)\n?```$", re.DOTALL)
 _REASK = (
     "Your previous answer was invalid: {reason}. "
     "Answer again with only a JSON object that matches the required schema, with no other text."
@@ -139,138 +143,6 @@ class CallLedger:
             return self._estimated
 
 
-# --- strict JSON schema -------------------------------------------------------------------
-
-# Keywords whose value is a single sub-schema, or a list of sub-schemas.
-_SUBSCHEMA_KEYS = frozenset({"items", "not", "contains", "additionalItems"})
-_SUBSCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
-# Dropped: titles are noise for the model, and defaults mean nothing once all fields are required
-# (OpenAI's strict mode also rejects some of them).
-_DROPPED_KEYS = frozenset({"title", "default"})
-
-
-def strict_json_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the form strict structured outputs accept.
-
-    Every object gets `additionalProperties: false` and lists all its properties as required;
-    `$defs` are inlined so that servers with partial `$ref` support (llama.cpp, older vLLM)
-    see the same schema as OpenAI. Recursive models and free-form dicts cannot be expressed
-    and raise `ValueError`.
-    """
-    schema = model.model_json_schema()
-    defs = schema.pop("$defs", {})
-    return cast(dict[str, Any], _strict_node(schema, defs, ()))
-
-
-def _strict_node(node: Any, defs: dict[str, Any], stack: tuple[str, ...]) -> Any:
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        name = ref.removeprefix("#/$defs/")
-        if name == ref or name not in defs:
-            raise ValueError(f"unsupported $ref {ref!r}")
-        if name in stack:
-            raise ValueError(f"recursive model {name!r} cannot be used as a strict schema")
-        target = _strict_node(defs[name], defs, (*stack, name))
-        siblings = _strict_node({k: v for k, v in node.items() if k != "$ref"}, defs, stack)
-        # Sibling keywords (a field's description) win over the referenced definition's.
-        return {**target, **siblings}
-
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in _DROPPED_KEYS:
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {prop: _strict_node(sub, defs, stack) for prop, sub in value.items()}
-        elif key in _SUBSCHEMA_KEYS:
-            out[key] = _strict_node(value, defs, stack)
-        elif key in _SUBSCHEMA_LIST_KEYS and isinstance(value, list):
-            out[key] = [_strict_node(sub, defs, stack) for sub in value]
-        elif key == "additionalProperties" and value not in (False, None):
-            raise ValueError("free-form dict fields cannot be used in a strict schema")
-        else:
-            out[key] = value
-
-    all_of = out.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
-        del out["allOf"]
-        out = {**all_of[0], **out}
-
-    if out.get("type") == "object" or "properties" in out:
-        out.setdefault("type", "object")
-        out["properties"] = out.get("properties", {})
-        out["required"] = list(out["properties"])
-        out["additionalProperties"] = False
-    return out
-
-
-# --- answer parsing -----------------------------------------------------------------------
-
-
-class _Invalid(Exception):
-    def __init__(self, reason: str, raw: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.raw = raw
-
-
-@dataclass(frozen=True)
-class _Answer:
-    content: str
-    finish_reason: str | None
-    refusal: str | None
-
-
-def strip_fence(text: str) -> str:
-    """The body of a ```json fenced block, which lenient servers wrap around JSON; else text."""
-    stripped = text.strip()
-    match = _FENCE.match(stripped)
-    return match.group("body").strip() if match else stripped
-
-
-def _check_answer(answer: _Answer) -> str:
-    """The answer's text, or `_Invalid` if it is refused, truncated or empty."""
-    if answer.refusal:
-        raise _Invalid(f"the model refused: {_clip(answer.refusal, REASON_CHARS)}", answer.content)
-    if answer.finish_reason == "length":
-        raise _Invalid("the answer was cut off at the token limit", answer.content)
-    if not answer.content.strip():
-        raise _Invalid("the answer was empty", answer.content)
-    return answer.content
-
-
-def _parse_model(schema: type[T]) -> Callable[[_Answer], T]:
-    def parse(answer: _Answer) -> T:
-        text = strip_fence(_check_answer(answer))
-        try:
-            data = safejson.loads(text)  # nested too deep or a 5,000-digit number: invalid too
-        except safejson.UntrustedJSONError as err:
-            cause = err.__cause__
-            why = (
-                f"{cause.msg} at char {cause.pos}"
-                if isinstance(cause, json.JSONDecodeError)
-                else str(err)
-            )
-            raise _Invalid(f"not valid JSON ({why})", answer.content) from err
-        try:
-            return schema.model_validate(data)
-        except pydantic.ValidationError as err:
-            # Inputs are left out: the reason is sent back to the model and stored in traces.
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-                for e in err.errors(include_url=False, include_input=False)
-            )
-            reason = f"does not match the schema ({_clip(problems, REASON_CHARS)})"
-            raise _Invalid(reason, answer.content) from err
-
-    return parse
-
-
-def _parse_text(answer: _Answer) -> str:
-    return _check_answer(answer).strip()
-
-
 def _text_chars(content: object) -> int:
     """Characters of a message's text (an image part counts nothing: its tokens are the
     server's to report)."""
@@ -279,10 +151,6 @@ def _text_chars(content: object) -> int:
     if isinstance(content, list):
         return sum(len(str(p.get("text", ""))) for p in content if isinstance(p, dict))
     return 0
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- transient-error policy ---------------------------------------------------------------
@@ -397,7 +265,7 @@ class LLMClient:
             system=system,
             user=user,
             response_format=response_format,
-            parse=_parse_model(schema),
+            parse=model_parser(schema),
             reask=_REASK,
             ledger=ledger,
             max_tokens=max_tokens,
@@ -419,7 +287,7 @@ class LLMClient:
             system=system,
             user=user,
             response_format=None,
-            parse=_parse_text,
+            parse=text_answer,
             reask=_REASK_TEXT,
             ledger=ledger,
             max_tokens=max_tokens,
@@ -432,7 +300,7 @@ class LLMClient:
         system: str,
         user: str,
         response_format: dict[str, Any] | None,
-        parse: Callable[[_Answer], R],
+        parse: Callable[[Answer], R],
         reask: str,
         ledger: CallLedger,
         max_tokens: int | None,
@@ -508,29 +376,29 @@ class LLMClient:
         *,
         base: list[dict[str, Any]],
         response_format: dict[str, Any] | None,
-        parse: Callable[[_Answer], R],
+        parse: Callable[[Answer], R],
         reask: str,
         max_tokens: int,
         tally: _Tally,
     ) -> R:
         answers = 1 + max(0, self._cfg.invalid_retries)
         messages = base
-        last: _Invalid | None = None
+        last: InvalidAnswer | None = None
         for _ in range(answers):
             answer = self._complete(step, messages, response_format, max_tokens, tally)
             try:
                 return parse(answer)
-            except _Invalid as invalid:
+            except InvalidAnswer as invalid:
                 last = invalid
                 log.info("%s: invalid LLM answer, re-asking: %s", step, invalid.reason)
                 # Only the reason is sent back, never the earlier answer: a truncated or garbage
                 # answer would just waste the context window.
                 messages = [*base, {"role": "user", "content": reask.format(reason=invalid.reason)}]
         assert last is not None
-        raw = _clip(last.raw, RAW_EXCERPT_CHARS)
+        raw = clip(last.raw, RAW_EXCERPT_CHARS)
         raise LLMInvalidOutput(
             f"{step}: invalid LLM output after {answers} answer(s): {last.reason}; "
-            f"last answer: {_clip(last.raw, 200)!r}",
+            f"last answer: {clip(last.raw, 200)!r}",
             step=step,
             raw=raw,
         )
@@ -542,7 +410,7 @@ class LLMClient:
         response_format: dict[str, Any] | None,
         max_tokens: int,
         tally: _Tally,
-    ) -> _Answer:
+    ) -> Answer:
         assert self._client is not None
         client = self._client
         kwargs: dict[str, Any] = {
@@ -575,7 +443,7 @@ class LLMClient:
         except openai.APIStatusError as err:
             raise LLMTransportError(
                 f"{step}: LLM endpoint answered HTTP {err.status_code} "
-                f"after {tally.attempts} attempt(s): {_clip(err.message, REASON_CHARS)}",
+                f"after {tally.attempts} attempt(s): {clip(err.message, REASON_CHARS)}",
                 step=step,
                 status_code=err.status_code,
             ) from err
@@ -588,19 +456,19 @@ class LLMClient:
         except openai.OpenAIError as err:
             raise LLMTransportError(
                 f"{step}: LLM request failed after {tally.attempts} attempt(s): "
-                f"{type(err).__name__}: {_clip(str(err), REASON_CHARS)}",
+                f"{type(err).__name__}: {clip(str(err), REASON_CHARS)}",
                 step=step,
             ) from err
         if not isinstance(getattr(completion, "choices", None), list):
             # A proxy login page or a non-chat endpoint: a transport fault, not a bad answer.
             raise LLMTransportError(
                 f"{step}: LLM endpoint returned something other than a chat completion: "
-                f"{_clip(str(completion), 200)!r}",
+                f"{clip(str(completion), 200)!r}",
                 step=step,
             )
         return self._read(completion, messages, tally)
 
-    def _read(self, completion: Any, messages: list[dict[str, Any]], tally: _Tally) -> _Answer:
+    def _read(self, completion: Any, messages: list[dict[str, Any]], tally: _Tally) -> Answer:
         choices = completion.choices
         if choices:
             message = choices[0].message
@@ -621,7 +489,7 @@ class LLMClient:
             tally.estimated = True
         tally.prompt_tokens += int(prompt)
         tally.completion_tokens += int(completion_tokens)
-        return _Answer(content=content, finish_reason=finish_reason, refusal=refusal)
+        return Answer(content=content, finish_reason=finish_reason, refusal=refusal)
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

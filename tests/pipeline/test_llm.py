@@ -23,9 +23,8 @@ from pipeline.llm import (
     LLMNotConfigured,
     LLMPromptTooLong,
     LLMTransportError,
-    strict_json_schema,
-    strip_fence,
 )
+from pipeline.llm_output import strict_json_schema, strip_fence
 from pipeline.records import LLMCall
 from tests.fakes.openai_server import FakeLLM, Reply, fake_llm, message_chars
 
