@@ -50,6 +50,8 @@ BOT_ID = "1500000000000000001"
 MENTIONS = f"{API}/users/{BOT_ID}/mentions"
 BOT_TWEETS = f"{API}/users/{BOT_ID}/tweets"
 POST = f"{API}/tweets"
+# The 429 body X API v2 sends (an RFC 7807 problem); the reset time comes in the headers.
+TOO_MANY = {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429}
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "x"
 NEXT_TOKEN = "7140dibdnow9c7btw3w29grvxfcgvpb9n9coehpk7xz5i"
 
@@ -342,7 +344,7 @@ def test_fetch_rate_limited_raises_with_reset_and_does_not_sleep(
     api.get(
         MENTIONS,
         status=429,
-        json={"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429},
+        json=TOO_MANY,
         headers={"x-rate-limit-limit": "450", "x-rate-limit-remaining": "0",
                  "x-rate-limit-reset": "1772450100"},
     )  # fmt: skip
@@ -745,7 +747,7 @@ def test_rate_limited_reply_raises_with_header_reset(
     api.post(
         POST,
         status=429,
-        json={"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429},
+        json=TOO_MANY,
         headers={"x-rate-limit-limit": "100", "x-rate-limit-remaining": "0",
                  "x-rate-limit-reset": "1772450100"},
     )  # fmt: skip
@@ -763,7 +765,7 @@ def test_rate_limited_by_the_daily_cap_waits_for_the_daily_reset(
     api.post(
         POST,
         status=429,
-        json={"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429},
+        json=TOO_MANY,
         headers={"x-rate-limit-limit": "100", "x-rate-limit-remaining": "42",
                  "x-rate-limit-reset": "1772450100",
                  "x-user-limit-24hour-limit": "10000", "x-user-limit-24hour-remaining": "0",
@@ -847,7 +849,7 @@ def test_find_reply_reads_nothing_after_x_refused_the_attempt(
     api.post(
         POST,
         status=429,
-        json={"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429},
+        json=TOO_MANY,
         headers={"x-rate-limit-reset": "1772450100"},
     )
     api.post(POST, status=503, json={"title": "Service Unavailable", "detail": "Overloaded"})
