@@ -32,6 +32,7 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	bash tools/ensure-chromium.sh
+	bash tools/ensure-postgres.sh
 	$(BIN)/pytest -q
 
 test: lint typecheck unit

@@ -11,8 +11,17 @@ import pytest
 from storage.db import Database
 from tests.fakes.http_server import http_server
 from tests.fakes.openai_server import fake_llm
+from tests.postgres import pg_db, postgres_cluster, postgres_url
 
-__all__ = ["db", "fake_llm", "http_server", "shared_data"]
+__all__ = [
+    "db",
+    "fake_llm",
+    "http_server",
+    "pg_db",
+    "postgres_cluster",
+    "postgres_url",
+    "shared_data",
+]
 
 # Never let a library reach for a model hub from a test.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
