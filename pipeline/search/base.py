@@ -22,6 +22,7 @@ import httpx
 from pydantic import SecretStr
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
+from pipeline.config import SearchConfig
 from pipeline.failures import PipelineFailure
 from pipeline.records import SearchResult
 
@@ -298,6 +299,31 @@ class HttpSearchProvider:
             return ""
         body = " ".join(body.split())[:200]
         return f" ({_redact(body, self._secrets())})" if body else ""
+
+
+class KeyedSearchProvider(HttpSearchProvider):
+    """A provider whose API takes one key from the config (`key_setting`, a `SearchConfig`
+    field), named by its environment variable when it is missing and never shown in errors."""
+
+    key_setting: str = ""
+
+    def __init__(
+        self,
+        cfg: SearchConfig,
+        *,
+        client: httpx.Client | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        variable = f"FACTNOTE_SEARCH__{self.key_setting.upper()}"
+        self._key = required_secret(getattr(cfg, self.key_setting), self.name, variable)
+        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
+
+    @property
+    def key(self) -> str:
+        return self._key.get_secret_value()
+
+    def _secrets(self) -> Sequence[str]:
+        return (self.key,)
 
 
 def as_list(value: object) -> list[Any]:

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
-from pipeline.config import SearchConfig
 from pipeline.search.base import (
-    HttpSearchProvider,
+    KeyedSearchProvider,
     ResultFields,
-    RetryPolicy,
     as_list,
     parse_published,
-    required_secret,
 )
 
 ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 MAX_COUNT = 20
 
 
-class BraveSearch(HttpSearchProvider):
+class BraveSearch(KeyedSearchProvider):
     name = "brave"
+    key_setting = "brave_api_key"
     max_sites = 5
     # Brave rejects queries over 400 characters or 50 words.
     max_words = 50
@@ -34,19 +30,6 @@ class BraveSearch(HttpSearchProvider):
         published=lambda i: parse_published(i.get("page_age")) or parse_published(i.get("age")),
     )
 
-    def __init__(
-        self,
-        cfg: SearchConfig,
-        *,
-        client: httpx.Client | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        self._key = required_secret(cfg.brave_api_key, self.name, "FACTNOTE_SEARCH__BRAVE_API_KEY")
-        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
-
-    def _secrets(self) -> tuple[str, ...]:
-        return (self._key.get_secret_value(),)
-
     def _call(self, q: str, limit: int) -> Any:
         return self._request_json(
             "GET",
@@ -54,7 +37,7 @@ class BraveSearch(HttpSearchProvider):
             params={"q": q, "count": min(limit, MAX_COUNT)},
             headers={
                 "Accept": "application/json",
-                "X-Subscription-Token": self._key.get_secret_value(),
+                "X-Subscription-Token": self.key,
             },
         )
 

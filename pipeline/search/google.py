@@ -9,13 +9,12 @@ import httpx
 
 from pipeline.config import SearchConfig
 from pipeline.search.base import (
-    HttpSearchProvider,
+    KeyedSearchProvider,
     ResultFields,
     RetryPolicy,
     SearchError,
     as_list,
     parse_published,
-    required_secret,
 )
 
 ENDPOINT = "https://www.googleapis.com/customsearch/v1"
@@ -25,8 +24,9 @@ MAX_NUM = 10
 _DATE_TAGS = ("article:published_time", "og:article:published_time", "datepublished")
 
 
-class GoogleSearch(HttpSearchProvider):
+class GoogleSearch(KeyedSearchProvider):
     name = "google"
+    key_setting = "google_api_key"
     max_sites = 5
     # Google ignores words past the 32nd, and rejects queries over ~2048 characters.
     max_words = 32
@@ -45,16 +45,11 @@ class GoogleSearch(HttpSearchProvider):
         client: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        self._key = required_secret(
-            cfg.google_api_key, self.name, "FACTNOTE_SEARCH__GOOGLE_API_KEY"
-        )
+        super().__init__(cfg, client=client, retry=retry)  # the key is checked first
         if not cfg.google_cx:
+            self.close()
             raise SearchError("google: FACTNOTE_SEARCH__GOOGLE_CX is not set")
-        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
         self._cx = cfg.google_cx
-
-    def _secrets(self) -> tuple[str, ...]:
-        return (self._key.get_secret_value(),)
 
     def _call(self, q: str, limit: int) -> Any:
         return self._request_json(
@@ -63,7 +58,7 @@ class GoogleSearch(HttpSearchProvider):
             params={"cx": self._cx, "q": q, "num": min(limit, MAX_NUM)},
             # The key goes in a header, not the `key` parameter that Google also accepts, so
             # that it never appears in a URL (request logs, proxies, exception messages).
-            headers={"X-Goog-Api-Key": self._key.get_secret_value()},
+            headers={"X-Goog-Api-Key": self.key},
         )
 
     def _items(self, data: dict[str, Any]) -> list[Any]:
