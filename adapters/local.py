@@ -113,6 +113,10 @@ class LocalAdapter:
             entries.append((where, text, problem))
         return entries
 
+    def read_summons(self, where: str, raw: str) -> Summons:
+        """One inbox entry read as `fetch_summons` reads it (`factnote check --post-json`)."""
+        return self._summons(where, raw)
+
     def _summons(self, where: str, raw: str) -> Summons:
         try:
             data = _InboxSummons.model_validate_json(raw)

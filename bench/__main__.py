@@ -19,10 +19,17 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import (
+    authority_cv,
+    calibrate_relevance,
+    claim_languages,
+    claim_polarity,
     cli_startup,
+    image_ocr,
+    memory_retrieval,
     pipeline_cost,
     pipeline_latency,
     pipeline_memory,
+    publisher_coverage,
     runtime_throughput,
 )
 
@@ -41,6 +48,13 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("pipeline_cost", lambda log: pipeline_cost.run(log=log)),
     Benchmark("pipeline_memory", lambda log: pipeline_memory.run(log=log)),
     Benchmark("cli_startup", lambda log: cli_startup.run(log=log)),
+    Benchmark("authority_cv", lambda log: authority_cv.run(log=log)),
+    Benchmark("claim_polarity", lambda log: claim_polarity.run(log=log)),
+    Benchmark("claim_languages", lambda log: claim_languages.run(log=log)),
+    Benchmark("relevance_healthver", lambda log: calibrate_relevance.run(log=log)),
+    Benchmark("publisher_coverage", lambda log: publisher_coverage.run(log=log)),
+    Benchmark("image_ocr", lambda log: image_ocr.run(log=log)),
+    Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
     Benchmark(
         "runtime_throughput",
         lambda log: {k: float(v) for k, v in runtime_throughput.run().items()},

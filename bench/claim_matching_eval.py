@@ -35,6 +35,10 @@ reverses a debunked claim can still score high, which is why only strong matches
 automatically and the templated no-LLM reply should run in review mode until a larger,
 independent set confirms the threshold.
 
+This set has no negated or reversed posts beyond ten hand-written ones; the evaluation with
+reversals (negations, antonym swaps, changed numbers and names), before and after the polarity
+check, is `bench/claim_polarity.py` (`make bench`).
+
 Usage: python bench/claim_matching_eval.py [--rumors JSONL] [--data JSONL] [--json]
 (the same as `factnote eval claims`).
 """

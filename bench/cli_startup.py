@@ -7,6 +7,7 @@ the operating system's file cache is warm after the first run, as it is in daily
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -15,6 +16,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from pipeline.config import RelevanceConfig
+from pipeline.embedding_onnx import export_dir
+
+# The embedding model's export from `make setup` (the runs' working directory is the caller's).
+ONNX_DIR = export_dir(RelevanceConfig().onnx_dir)
 
 # name -> arguments after `factnote`; none needs a network, keys or an LLM.
 COMMANDS: dict[str, list[str]] = {
@@ -39,6 +46,48 @@ def _time_once(args: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+# What `factnote check` pays before its first pipeline step, stage by stage, in a fresh process:
+# the command's imports, settings and database migration, then the embedding model's load.
+_CHECK_STAGES = """
+import json, sys, time
+t0 = time.perf_counter()
+import bot.commands.check
+from bot.config import Settings
+from pipeline.relevance import get_embedder
+from storage.db import Database
+t1 = time.perf_counter()
+settings = Settings()
+Database(settings.database_url)
+t2 = time.perf_counter()
+embedder = get_embedder(settings.relevance)
+t3 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "migrations": t2 - t1, "model": t3 - t2,
+                  "backend": embedder.backend, "torch": "torch" in sys.modules}))
+"""
+
+
+def check_stages(env: dict[str, str]) -> dict[str, float]:
+    """One fresh process's `factnote check` start-up by stage (seconds), plus the interpreter."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK_STAGES],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    total = time.perf_counter() - start
+    stages = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        "imports": float(stages["imports"]),
+        "migrations": float(stages["migrations"]),
+        "model": float(stages["model"]),
+        "total": total,
+        "torch_imported": float(stages["torch"]),
+    }
+
+
 def run(repeats: int = 3, log: Callable[[str], None] = print) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         env = {
@@ -51,6 +100,21 @@ def run(repeats: int = 3, log: Callable[[str], None] = print) -> dict[str, float
             times = [_time_once(args, env) for _ in range(repeats)]
             results[f"{name}_s"] = statistics.median(times)
             log(f"{name}: median {results[f'{name}_s']:.2f} s of {repeats}")
+        env["FACTNOTE_RELEVANCE__ONNX_DIR"] = str(ONNX_DIR)
+        runs = [check_stages(env) for _ in range(repeats)]
+        for stage in ("imports", "migrations", "model", "total"):
+            values = [r[stage] for r in runs]
+            results[f"check_startup_{stage}_s"] = statistics.median(values)
+            results[f"check_startup_{stage}_max_s"] = max(values)
+        results["check_startup_torch_imported"] = max(r["torch_imported"] for r in runs)
+        log(
+            "check start-up: median "
+            + ", ".join(
+                f"{k} {results[f'check_startup_{k}_s']:.2f} s"
+                for k in ("imports", "migrations", "model", "total")
+            )
+            + f" of {repeats}; load average {os.getloadavg()[0]:.1f}"
+        )
     return results
 
 

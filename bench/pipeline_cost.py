@@ -32,6 +32,8 @@ is part of every latency figure of `bench.pipeline_latency`.
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,24 +60,24 @@ from pipeline.prompts import (
     write_user,
 )
 from pipeline.records import SEARCH_TIERS, Decision, Platform, Tier
-from pipeline.write import VERDICT_WORDING, evidence_blocks, reply_rules
-from tests.fakes.openai_server import FakeLLM, RecordedRequest
+from pipeline.write import VERDICT_WORDING, evidence_blocks, writing_rules
+from testing.fakes.openai_server import FakeLLM, RecordedRequest
 
 Log = Callable[[str], None]
 Counter = Callable[[str], int]
 MUSE_PAGE_CHARS = 20_000
-STEPS = {
-    "AnalysisAnswer": "analyze",
-    "EvidenceAnswer": "evidence",
-    "RequeryAnswer": "requery",
-    "DraftAnswer": "write",
-}
+STEPS = ("analyze", "evidence", "requery", "write")
+# A rewrite is the writer's second pass: its tokens count as writing.
+STEP_OF = {"rewrite": "write"}
 
 
 @dataclass(frozen=True)
 class CostConfig:
     post_ids: tuple[str, ...] | None = None  # None: all fixture posts
     reference_page_chars: int = MUSE_PAGE_CHARS
+    # Runs of the whole post set: token counts do not change between runs (checked), the local
+    # compute does, so its figures are the median over runs with the spread beside them.
+    repeats: int = 3
 
 
 @dataclass
@@ -87,6 +89,9 @@ class PostCost:
     server_prompt: int = 0  # the fake server's characters/4 estimate
     extraction_calls: int = 0
     wall_s: float = 0.0  # the whole check with every remote delay at zero
+    # CPU seconds of this process over the check (all threads, the fake servers included):
+    # less sensitive than wall time to other processes competing for the cores.
+    cpu_s: float = 0.0
     reference_extraction_prompt: int = 0
     reference_extraction_completion: int = 0
     reference_extraction_calls: int = 0
@@ -177,7 +182,7 @@ def reference_write(
         post_block(post.to_post()),
         VERDICT_WORDING[decision.verdict],
         evidence_blocks(decision.evidence),
-        reply_rules(decision.platform, decision.lang),
+        writing_rules(decision.platform, decision.lang),
     )
     answer = json.dumps({"text": decision.reply}, ensure_ascii=False)
     return count(WRITE_SYSTEM) + count(user), count(answer)
@@ -195,20 +200,21 @@ def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
         try:
             for post in chosen:
                 seen_requests, seen_answers = len(fake.requests), len(model.answers)
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 decision = Checker(kit).check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
                 wall = time.perf_counter() - start
+                cpu = time.process_time() - cpu_start
                 if decision.error:
                     raise RuntimeError(f"{post.id} failed: {decision.error}")
-                cost = PostCost(post_id=post.id, wall_s=wall)
+                cost = PostCost(post_id=post.id, wall_s=wall, cpu_s=cpu)
                 for request in fake.requests[seen_requests:]:
-                    step = STEPS.get(request.key, request.key)
+                    step = STEP_OF.get(request.key, request.key)
                     cost.prompt[step] = cost.prompt.get(step, 0) + prompt_tokens(request, count)
                     cost.extraction_calls += step == "evidence"
                 for answer in model.answers[seen_answers:]:
                     tokens = count(answer.content)
                     cost.completion += tokens
-                    if answer.key == "EvidenceAnswer":
+                    if answer.key == "evidence":
                         cost.extraction_completion += tokens
                 cost.server_prompt = sum(c.prompt_tokens for c in decision.trace.llm_calls)
                 if "write" not in cost.prompt and decision.reply:
@@ -284,12 +290,42 @@ def report(costs: list[PostCost]) -> dict[str, float]:
         "fixture_page_words_mean": sum(fixtures.document(p.url).word_count for p in pages)
         / len(pages),
     }
-    for step in STEPS.values():
+    for step in STEPS:
         out[f"ours_prompt_tokens_{step}_mean"] = summary(
             [float(c.prompt.get(step, 0)) for c in costs]
         )[2]
     return out
 
 
+def local_compute(runs: list[list[PostCost]]) -> dict[str, float]:
+    """Local compute per post over repeated runs: the median of the runs' means and p50s, and
+    the spread (lowest and highest run mean)."""
+    out: dict[str, float] = {"local_compute_runs": float(len(runs))}
+    for kind in ("wall", "cpu"):
+        means = [summary([getattr(c, f"{kind}_s") for c in run])[2] for run in runs]
+        p50s = [summary([getattr(c, f"{kind}_s") for c in run])[0] for run in runs]
+        out[f"local_compute_{kind}_mean_s"] = float(statistics.median(means))
+        out[f"local_compute_{kind}_p50_s"] = float(statistics.median(p50s))
+        out[f"local_compute_{kind}_mean_min_s"] = min(means)
+        out[f"local_compute_{kind}_mean_max_s"] = max(means)
+    return out
+
+
 def run(cfg: CostConfig | None = None, log: Log | None = None) -> dict[str, float]:
-    return report(measure(cfg or CostConfig(), log))
+    cfg = cfg or CostConfig()
+    runs = [measure(cfg, log if i == 0 else None) for i in range(max(1, cfg.repeats))]
+    first = [(c.post_id, c.prompt, c.completion) for c in runs[0]]
+    for other in runs[1:]:
+        if [(c.post_id, c.prompt, c.completion) for c in other] != first:
+            raise RuntimeError("token counts differ between runs of the same posts")
+    out = report(runs[0])
+    out.update(local_compute(runs))
+    if log:
+        log(
+            f"local compute per post over {len(runs)} runs: mean "
+            f"{out['local_compute_wall_mean_s']:.2f} s wall (runs "
+            f"{out['local_compute_wall_mean_min_s']:.2f}-{out['local_compute_wall_mean_max_s']:.2f}"
+            f"), {out['local_compute_cpu_mean_s']:.2f} CPU-s; load average "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+    return out

@@ -43,12 +43,14 @@ from typing import Any
 from bench import fixtures
 from bench.world import FixtureModel
 from pipeline.config import RelevanceConfig
+from pipeline.embedding_onnx import export_dir
 from pipeline.relevance import get_embedder
 from pipeline.search.local_index import LocalIndex
-from tests.fakes.openai_server import FakeLLM
+from testing.fakes.openai_server import FakeLLM
 
 Log = Callable[[str], None]
 _CLEARED_PREFIXES = ("FACTNOTE_", "OPENAI_")
+ONNX_DIR = export_dir(RelevanceConfig().onnx_dir)
 # Run by a small intermediate interpreter: it starts `factnote`, waits for it, and writes the
 # child's own peak RSS (KiB) to argv[1]. See the module docstring for why not directly.
 _MEASURE = """
@@ -68,6 +70,8 @@ class MemoryConfig:
     index_post_ids: tuple[str, ...] = ("p01", "p07")
     with_llm: bool = True
     timeout_s: float = 300.0
+    # The embedding runtime (`RelevanceConfig.backend`): "auto" is the ONNX export.
+    backend: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -103,10 +107,15 @@ def build_index(path: Path, post_ids: tuple[str, ...]) -> int:
         return len(index)
 
 
-def child_env(workdir: Path, index_path: Path, name: str, llm_url: str | None) -> dict[str, str]:
+def child_env(
+    workdir: Path, index_path: Path, name: str, llm_url: str | None, backend: str = "auto"
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CLEARED_PREFIXES)}
     env.update(
         {
+            # The ONNX export built at `make setup`, not a fresh one in the temporary directory.
+            "FACTNOTE_RELEVANCE__ONNX_DIR": str(ONNX_DIR),
+            "FACTNOTE_RELEVANCE__BACKEND": backend,
             "FACTNOTE_DATABASE_URL": f"sqlite:///{workdir / f'{name}.db'}",
             "FACTNOTE_DATA_DIR": str(workdir / "data"),
             "FACTNOTE_INDEX_PATH": str(index_path),
@@ -162,13 +171,13 @@ def run(cfg: MemoryConfig | None = None, log: Log | None = None) -> dict[str, fl
         out["index_documents"] = float(build_index(index_path, cfg.index_post_ids))
 
         runs: list[tuple[str, ProcessRun]] = []
-        env = child_env(workdir, index_path, "no_llm", None)
+        env = child_env(workdir, index_path, "no_llm", None, cfg.backend)
         runs.append(("no_llm", run_check(post.text, env, workdir, cfg.timeout_s)))
         if cfg.with_llm:
             model = FixtureModel()
             with FakeLLM() as fake:
                 model.install(fake)
-                env = child_env(workdir, index_path, "with_llm", fake.base_url)
+                env = child_env(workdir, index_path, "with_llm", fake.base_url, cfg.backend)
                 runs.append(("with_llm", run_check(post.text, env, workdir, cfg.timeout_s)))
         for name, result in runs:
             if log:

@@ -27,8 +27,8 @@ from bot.triage import triage_pending
 from bot.worker import Worker
 from storage.db import Database
 from storage.models import Request, RequestState
-from tests.fakes.openai_server import FakeLLM
-from tests.support import TIERS, build_index, script_happy_path
+from testing.fakes.openai_server import FakeLLM
+from testing.scenarios import TIERS, build_index, script_happy_path
 
 
 def _inbox(folder: Path, count: int) -> Path:
@@ -77,7 +77,7 @@ def intake(count: int = 2000) -> dict[str, Any]:
         tmp = Path(raw)
         settings = _settings(tmp, _inbox(tmp / "in", count))
         db = Database(settings.database_url)
-        adapter = LocalAdapter(settings.inbox, settings.outbox)
+        adapter = LocalAdapter(settings.local.inbox, settings.local.outbox)
         start = time.perf_counter()
         result = poll(adapter, db, "dry-run")
         polled = time.perf_counter()
@@ -110,7 +110,7 @@ def drain(count: int = 60, workers: int = 2) -> dict[str, Any]:
         settings.llm = fake.config()
         settings.runtime.workers = workers
         with open_runtime(settings) as runtime:
-            adapter = LocalAdapter(settings.inbox, settings.outbox)
+            adapter = LocalAdapter(settings.local.inbox, settings.local.outbox)
             poll(adapter, runtime.db, "dry-run")
             triage_pending(runtime.db, settings.runtime, {"local": "factnote"})
             worker = Worker(settings, runtime.db, runtime.checker, {"local": adapter})

@@ -60,8 +60,8 @@ from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM
 from pipeline.records import SearchResult
 from pipeline.search.tiered import TieredSearch
 from pipeline.toolkit import Toolkit
-from tests.fakes.http_server import LocalHTTPServer, Route
-from tests.fakes.openai_server import FakeLLM, Reply
+from testing.fakes.http_server import LocalHTTPServer, Route
+from testing.fakes.openai_server import FakeLLM, Reply
 
 KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
 _PAGE_BLOCK = re.compile(r'<page n="(\d+)" url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
@@ -208,10 +208,10 @@ class FixtureModel:
         self.answers: list[Answer] = []
 
     def install(self, fake: FakeLLM) -> None:
-        fake.script("AnalysisAnswer", self._analysis)
-        fake.script("EvidenceAnswer", self._evidence)
-        fake.script("RequeryAnswer", self._requery)
-        fake.script("DraftAnswer", self._draft)
+        fake.script("analyze", self._analysis)
+        fake.script("evidence", self._evidence)
+        fake.script("requery", self._requery)
+        fake.script(("write", "rewrite"), self._draft)
 
     def _record(self, key: str, payload: dict[str, Any]) -> Reply:
         content = json.dumps(payload, ensure_ascii=False)
@@ -232,7 +232,7 @@ class FixtureModel:
     def _analysis(self, body: dict[str, Any]) -> Reply:
         post = self._post(body)
         return self._record(
-            "AnalysisAnswer",
+            "analyze",
             {
                 "checkable": post.checkable,
                 "reason": post.reason,
@@ -265,7 +265,7 @@ class FixtureModel:
             cited = list(dict.fromkeys([*(url for url, _ in known), *urls.values()]))[:2]
             stances = [stance for _, stance in known] + [item["stance"] for item in items]
             payload["draft"] = self._inline_draft(post, stances, cited)
-        return self._record("EvidenceAnswer", payload)
+        return self._record("evidence", payload)
 
     @staticmethod
     def _inline_draft(
@@ -288,7 +288,7 @@ class FixtureModel:
                 batch = candidate
                 break
         return self._record(
-            "RequeryAnswer",
+            "requery",
             {
                 "missing": "a source that addresses the claim itself",
                 "established": "the sources so far describe the background but do not settle "
@@ -305,7 +305,7 @@ class FixtureModel:
         if "rejected by the checker" in user and "too_long" in user:
             # What a model does when told the draft is too long: keep the first sentence.
             text = text.split(". ")[0].rstrip(".") + "."
-        return self._record("DraftAnswer", {"text": " ".join([text, *urls])})
+        return self._record("write", {"text": " ".join([text, *urls])})
 
 
 # --- wiring -----------------------------------------------------------------------------------

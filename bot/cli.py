@@ -4,23 +4,44 @@ Sub-commands are imported only when they run. Importing all of them costs second
 the platform SDKs, the web app), which `--help`, `guard` or `sources` should not pay; so the
 root group lists each command by name and one-line help from `COMMANDS`, and loads the module
 behind a command only when it is the one being run (or its own help is asked for).
+
+Global options (`--config`, `--log-level`, `--log-format`, `--quiet`, `--debug`) are read before
+or after the sub-command's name. A user's mistake (a setting, a missing key, a database URL) is
+printed as `factnote: error: ...` lines by `LazyGroup.invoke` (bot/errors.py says which are
+mistakes), with exit status 2; `--debug` lets the exception through with its traceback.
 """
 
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Literal
 
 import typer
+from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 from typer.main import get_command_from_info, get_group
 from typer.models import CommandInfo
 
-from bot.config import ConfigError, load_settings
+from bot.config import load_settings
+from bot.errors import user_error
+from bot.logs import LogFormat, setup_logging
+from bot.progress import set_quiet
+
+LogLevel = Literal["debug", "info", "warning", "error"]
+DEBUG_KEY = "factnote.debug"  # in click's ctx.meta: --debug was given
+USAGE_EXIT = 2  # a usage or configuration mistake, as click's own usage errors
+LOCKED_EXIT = 75  # EX_TEMPFAIL (bot/commands/status.py has the same; this module stays light)
+EXIT_CODES = (
+    "Exit status: 0 done; 1 a command's own failure (a file that could not be added...); "
+    "2 a usage or configuration mistake; 69 `run --once` had a poll or a request fail "
+    "technically (see `factnote status`); 75 the database stayed locked by another process "
+    "(try again later)."
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +101,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "eval": LazyCommand(
         "bot.commands.evaluate:app", "Evaluate retrieval and matching on labelled data"
     ),
+    "memory": LazyCommand(
+        "bot.commands.memory:app",
+        "Experience memory: learn, list, disable, delete, export, import.",
+    ),
 }
 
 
@@ -88,14 +113,70 @@ def load_command(name: str) -> Any:
     module_name, attribute = COMMANDS[name].target.split(":")
     target: Any = getattr(importlib.import_module(module_name), attribute)
     if isinstance(target, typer.Typer):
-        group = get_group(target)
-        group.name = name
-        return group
-    return get_command_from_info(
-        CommandInfo(name=name, callback=target),
-        pretty_exceptions_short=True,
-        rich_markup_mode=app.rich_markup_mode,
-    )
+        command: Any = get_group(target)
+        command.name = name
+    else:
+        command = get_command_from_info(
+            CommandInfo(name=name, callback=target),
+            pretty_exceptions_short=True,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+    return tidy_help(command)
+
+
+def tidy_help(command: Any) -> Any:
+    """Help that says what the code means: words in brackets ("its [credibility] section")
+    kept, not eaten as rich markup; flags shown without a `<bool>` value they do not take."""
+    command.help = escape(command.help) if command.help else command.help
+    # The --help option is made on first use from the context's names; made now, it is fixed
+    # up like the others (the root's names are the default ones).
+    command.get_help_option(SimpleNamespace(help_option_names=["--help"]))
+    params = [*command.params, getattr(command, "_help_option", None)]
+    for param in params:
+        if getattr(param, "help", None):
+            param.help = escape(param.help)
+        _flag_without_value(param)
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
+    return command
+
+
+def _flag_without_value(param: Any) -> None:
+    # Typer shows a flag's type as `<bool>`, as if it took a value; an empty metavar hides it.
+    if getattr(param, "is_flag", False) and param.metavar is None:
+        param.metavar = ""
+
+
+# Options of the root command that are also read after the sub-command (`factnote run --once
+# --config x.toml`), as people type them. Sub-commands do not define these names themselves.
+GLOBAL_VALUE_OPTIONS = frozenset({"--config", "--log-level", "--log-format"})
+GLOBAL_FLAGS = frozenset({"--debug", "--quiet", "--verbose"})
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """`args` with the global options found after the sub-command's name moved before it."""
+    at = 0
+    while at < len(args) and args[at].startswith("-") and args[at] != "--":
+        at += 2 if args[at] in GLOBAL_VALUE_OPTIONS else 1
+    if at >= len(args) or args[at] == "--":
+        return args
+    moved: list[str] = []
+    kept: list[str] = []
+    rest = args[at + 1 :]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--":  # everything after it is an argument
+            kept.extend(rest[i:])
+            break
+        if arg.split("=", 1)[0] in GLOBAL_VALUE_OPTIONS and ("=" in arg or i + 1 < len(rest)):
+            width = 1 if "=" in arg else 2
+            moved.extend(rest[i : i + width])
+            i += width
+            continue
+        (moved if arg in GLOBAL_FLAGS else kept).append(arg)
+        i += 1
+    return [*args[:at], *moved, args[at], *kept]
 
 
 class LazyGroup(TyperGroup):
@@ -114,32 +195,85 @@ class LazyGroup(TyperGroup):
         name, _, rest = super().resolve_command(ctx, args)
         return name, (load_command(name) if name is not None else None), rest
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(list(args)))
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        for param in params:
+            _flag_without_value(param)
+        return params
+
+    def invoke(self, ctx: Any) -> Any:
+        # A user's mistake (a setting, a missing key, a database that is not there) is one
+        # line that says what to fix; the traceback only with --debug.
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            lines = user_error(exc)
+            if lines is None:
+                raise
+            for line in lines:
+                typer.echo(f"factnote: error: {line}", err=True)
+            raise typer.Exit(USAGE_EXIT) from None
+
 
 app = typer.Typer(
     name="factnote",
     cls=LazyGroup,
     help="A bot that answers misinformation with cited, guarded evidence.",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            version = metadata.version("factnote")
+        except metadata.PackageNotFoundError:
+            version = "unknown (not installed)"
+        typer.echo(f"factnote {version}")
+        raise typer.Exit()
 
 
 @app.callback()
 def main_options(
     ctx: typer.Context,
     config: Path | None = typer.Option(
-        None, "--config", envvar="FACTNOTE_CONFIG", help="TOML config file."
+        None,
+        "--config",
+        envvar="FACTNOTE_CONFIG",
+        help="TOML config file (also accepted after the sub-command).",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level."),
+    log_level: LogLevel | None = typer.Option(
+        None,
+        "--log-level",
+        envvar="FACTNOTE_LOG_LEVEL",
+        help="Log level (default: warning, info with --verbose).",
+    ),
+    log_format: LogFormat = typer.Option(
+        "text",
+        "--log-format",
+        envvar="FACTNOTE_LOG_FORMAT",
+        help="text for people, json for log aggregators (one object per line).",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the traceback of a configuration mistake, too."
+    ),
+    _show_version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print the version and exit."
+    ),
 ) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        ctx.obj = load_settings(config)
-    except ConfigError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--config") from exc
+    ctx.meta[DEBUG_KEY] = debug
+    set_quiet(ctx, quiet)
+    setup_logging(log_level or ("info" if verbose else "warning"), log_format)
+    ctx.obj = load_settings(config)  # a mistake in it is reported by LazyGroup.invoke
 
 
 def main() -> None:
@@ -156,7 +290,7 @@ def main() -> None:
         if not (isinstance(exc, DatabaseBusy) or is_lock_error(exc)):
             raise
         typer.echo("factnote: the database is locked by another process; try again later", err=True)
-        raise SystemExit(75) from None
+        raise SystemExit(LOCKED_EXIT) from None
 
 
 if __name__ == "__main__":

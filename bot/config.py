@@ -1,20 +1,29 @@
-"""All configuration, in one place: a TOML file plus FACTNOTE_* environment variables.
+"""All configuration, declared once: a TOML file plus FACTNOTE_* environment variables.
 
-Precedence (highest first): values passed in code, environment, the TOML file, defaults.
-Nested sections use `__` in environment names (`FACTNOTE_SEARCH__SERPER_API_KEY`); the most used
-settings also have flat names (`FACTNOTE_LLM_MODEL`, `FACTNOTE_DATABASE_URL`). Secrets are read
-from the environment only: a TOML file that contains one is refused, so config files can be
-committed and shared without leaking keys.
+`Settings` is the pipeline's own `PipelineConfig` (its `[llm]`, `[search]` ... sections, declared
+in `pipeline/config.py`) plus the sections only the bot has: runtime, web app and one per
+platform adapter. Precedence (highest first): values passed in code, the flat environment names
+of `FLAT_ENV`, the other environment variables, the TOML file, defaults. Nested sections use `__`
+in environment names (`FACTNOTE_SEARCH__SERPER_API_KEY`); the most used settings also have the
+flat names of `FLAT_ENV` (`FACTNOTE_LLM_MODEL`, `OPENAI_API_KEY`, `FACTNOTE_X_BEARER_TOKEN`).
+
+Secrets (every `SecretStr` field) come from the environment only: a TOML file that sets one is
+refused, so config files can be committed and shared without leaking keys. Nothing else in the
+project reads the environment (a test greps for it): the adapters get their credentials from
+the sections here.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,21 +31,42 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from pipeline.config import (
-    AuthorityConfig,
-    ClaimsConfig,
-    CredibilityConfig,
-    FetchConfig,
-    GuardConfig,
-    LLMConfig,
-    PipelineConfig,
-    RelevanceConfig,
-    ResearchConfig,
-    SearchConfig,
-)
+from pipeline.config import PipelineConfig
+
+if TYPE_CHECKING:  # the adapters import their SDKs: only when an adapter is built
+    from adapters.bluesky.client import BlueskyCredentials
+    from adapters.x.client import XCredentials
 
 Mode = Literal["dry-run", "review", "live"]
-_SECRET_MARKERS = ("api_key", "password", "secret", "token", "app_password")
+
+# Environment names that stand for one nested setting each, tried in order; the first one set
+# (and not blank) wins over the nested `FACTNOTE_SECTION__KEY` name and the TOML file.
+FLAT_ENV: dict[tuple[str, str], tuple[str, ...]] = {
+    ("llm", "base_url"): ("FACTNOTE_LLM_BASE_URL", "OPENAI_BASE_URL"),
+    ("llm", "model"): ("FACTNOTE_LLM_MODEL", "OPENAI_MODEL"),
+    ("llm", "api_key"): ("FACTNOTE_LLM_API_KEY", "OPENAI_API_KEY"),
+    ("local", "inbox"): ("FACTNOTE_LOCAL_INBOX",),
+    ("local", "outbox"): ("FACTNOTE_LOCAL_OUTBOX",),
+    ("web", "secret"): ("FACTNOTE_WEB_SECRET",),
+    ("web", "secure_cookies"): ("FACTNOTE_WEB_SECURE_COOKIES",),
+    ("x", "bearer_token"): ("FACTNOTE_X_BEARER_TOKEN",),
+    ("x", "consumer_key"): ("FACTNOTE_X_CONSUMER_KEY",),
+    ("x", "consumer_secret"): ("FACTNOTE_X_CONSUMER_SECRET",),
+    ("x", "access_token"): ("FACTNOTE_X_ACCESS_TOKEN",),
+    ("x", "access_token_secret"): ("FACTNOTE_X_ACCESS_TOKEN_SECRET",),
+    ("x", "bot_user_id"): ("FACTNOTE_X_BOT_USER_ID",),
+    ("x", "bot_username"): ("FACTNOTE_X_BOT_USERNAME",),
+    ("bluesky", "handle"): ("FACTNOTE_BLUESKY_HANDLE",),
+    ("bluesky", "app_password"): ("FACTNOTE_BLUESKY_APP_PASSWORD",),
+    ("bluesky", "pds"): ("FACTNOTE_BLUESKY_PDS",),
+    ("bluesky", "session_path"): ("FACTNOTE_BLUESKY_SESSION_PATH",),
+    ("health", "url"): ("FACTNOTE_HEALTHCHECK_URL",),
+    ("health", "max_poll_age_s"): ("FACTNOTE_HEALTH_MAX_POLL_AGE_S",),
+}
+
+# Keys the settings do not know (ignored when loading) are still refused in a TOML file when
+# their name says they hold a secret: a key under a misspelt name is a leak all the same.
+_SECRET_MARKERS = ("api_key", "password", "secret", "token")
 
 
 class ConfigError(Exception):
@@ -61,6 +91,23 @@ class BlueskyAdapterConfig(AdapterConfig):
     session_path: str = "data/bluesky.session"
     # Notifications sort by min(createdAt, indexedAt): each poll reads this far behind its cursor.
     notification_overlap_s: float = Field(default=600.0, ge=0)
+    # The bot's account (FACTNOTE_BLUESKY_HANDLE, _APP_PASSWORD, _PDS); unset PDS: bsky.social.
+    handle: str | None = None
+    app_password: SecretStr | None = None
+    pds: str | None = None
+
+    def credentials(self) -> BlueskyCredentials:
+        """The adapter's credentials; ConfigError naming the variables that are not set."""
+        from adapters.bluesky.client import DEFAULT_PDS, BlueskyCredentials
+
+        values = _required(
+            "bluesky", "Bluesky credentials", handle=self.handle, app_password=self.app_password
+        )
+        return BlueskyCredentials(
+            handle=values["handle"].lstrip("@"),
+            app_password=values["app_password"],
+            pds=(self.pds or "").strip() or DEFAULT_PDS,
+        )
 
 
 # The least time between two X mention reads per plan: pay-per-use bills each read (one a
@@ -70,7 +117,15 @@ X_PLAN_MIN_POLL_S = {"pay-per-use": 60.0, "free": 900.0}
 
 class XAdapterConfig(AdapterConfig):
     plan: Literal["pay-per-use", "free"] = "pay-per-use"
-    # Unset: the plan's minimum. Lower than that is refused.
+    # poll_interval_s unset: the plan's minimum. Lower than that is refused.
+    # The bot's X app and account (FACTNOTE_X_*). The bearer token is kept but not used.
+    bearer_token: SecretStr | None = None
+    consumer_key: SecretStr | None = None
+    consumer_secret: SecretStr | None = None
+    access_token: SecretStr | None = None
+    access_token_secret: SecretStr | None = None
+    bot_user_id: str | None = None
+    bot_username: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -89,6 +144,71 @@ class XAdapterConfig(AdapterConfig):
                 f"at least {floor:g} s between mention reads"
             )
         return self
+
+    def credentials(self) -> XCredentials:
+        """The adapter's credentials; ConfigError naming the variables that are not set."""
+        from adapters.x.client import XCredentials
+
+        values = _required(
+            "x",
+            "X credentials",
+            bearer_token=self.bearer_token,
+            consumer_key=self.consumer_key,
+            consumer_secret=self.consumer_secret,
+            access_token=self.access_token,
+            access_token_secret=self.access_token_secret,
+            bot_user_id=self.bot_user_id,
+            bot_username=self.bot_username,
+        )
+        if not values["bot_user_id"].isdigit():
+            raise ConfigError(f"{FLAT_ENV['x', 'bot_user_id'][0]} must be the numeric user id")
+        values["bot_username"] = values["bot_username"].lstrip("@")
+        return XCredentials(**values)
+
+
+class XNotesAdapterConfig(AdapterConfig):
+    """The Community Notes writer (`adapters/x_notes`). Its credentials are the `[x]` section's
+    (OAuth 1.0a user tokens of the writer account)."""
+
+    poll_interval_s: float = 600.0
+    # On until explicitly turned off; X refuses non-test calls until the writer is admitted.
+    test_mode: bool = True
+    base_url: str = "https://api.twitter.com"  # a loopback fake in tests and the demo
+    evaluate_path: str = "/2/notes/evaluate"  # older docs: /2/evaluate_note
+    post_selection: str = "feed_size:small"
+    max_results: int = Field(default=100, ge=1, le=100)
+    max_pages: int = Field(default=1, ge=1)
+    max_post_age_h: float = Field(default=24.0, gt=0)
+    max_drafts_per_poll: int = Field(default=10, ge=0)
+    # claim_opinion_score a note must exceed: in test mode, and once admitted.
+    evaluate_floor: float = 0.5
+    evaluate_floor_admitted: float = 0.0
+    initial_daily_cap: int = Field(default=10, ge=0)
+    queue_ttl_h: float = Field(default=24.0, gt=0)
+    request_budget: int = Field(default=90, ge=1)  # calls per budget window, all endpoints
+    budget_window_s: float = Field(default=900.0, gt=0)
+    sync_interval_h: float = Field(default=3.0, gt=0)
+    timeout_s: float = Field(default=20.0, gt=0)
+
+    @property
+    def floor(self) -> float:
+        return self.evaluate_floor if self.test_mode else self.evaluate_floor_admitted
+
+
+def _required(section: str, what: str, **values: str | SecretStr | None) -> dict[str, str]:
+    """`values` as plain stripped text, or a ConfigError that names every unset variable (and
+    never a value)."""
+    plain = {
+        key: (value.get_secret_value() if isinstance(value, SecretStr) else value or "").strip()
+        for key, value in values.items()
+    }
+    missing = [FLAT_ENV[section, key][0] for key, value in plain.items() if not value]
+    if missing:
+        raise ConfigError(
+            f"{what} incomplete; set these environment variables: {', '.join(missing)} "
+            f"(or disable the adapter: [{section}] enabled = false)"
+        )
+    return plain
 
 
 class RuntimeConfig(BaseModel):
@@ -110,11 +230,23 @@ class RuntimeConfig(BaseModel):
     # A summons older than this when it is triaged is recorded as skipped, not answered: a
     # first run or a backlog after downtime must not answer old mentions. 0 or None: no limit.
     max_summons_age_s: float | None = Field(default=21600.0, ge=0)
+    # A worker holds a request it is checking for this long and renews the hold (a heartbeat)
+    # every third of it; a hold that runs out means the worker died, and the request is run
+    # again by another. Longer than the slowest database pause, shorter than users will wait.
+    lease_s: float = Field(default=60.0, gt=0)
+
+
+class HealthConfig(BaseModel):
+    """`python -m bot.healthcheck` (the Docker HEALTHCHECK): the review app's health URL, and
+    for a bot without the web app, how recent its last poll must be."""
+
+    url: str = "http://127.0.0.1:8000/healthz"
+    max_poll_age_s: float = Field(default=3600.0, gt=0)
 
 
 class WebConfig(BaseModel):
     """The review app (`factnote serve`). Its secrets come from the environment only:
-    FACTNOTE_WEB__SECRET (or FACTNOTE_WEB_SECRET) and FACTNOTE_WEB__METRICS_TOKEN."""
+    FACTNOTE_WEB_SECRET (or FACTNOTE_WEB__SECRET) and FACTNOTE_WEB__METRICS_TOKEN."""
 
     secret: SecretStr | None = None  # signs session cookies; unset: random per process
     secure_cookies: bool | None = None  # Secure flag; unset: when the request came over HTTPS
@@ -128,62 +260,46 @@ class WebConfig(BaseModel):
     login_lockout_max_s: float = Field(default=3600.0, gt=0)
 
 
-class Settings(BaseSettings):
+class _FlatEnv(PydanticBaseSettingsSource):
+    """The names of `FLAT_ENV`, as the nested values they stand for. Case does not matter, as
+    for the other environment variables."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: `__call__` reads the whole table at once
+
+    def __call__(self) -> dict[str, Any]:
+        env = {name.lower(): value for name, value in os.environ.items()}
+        found: dict[str, dict[str, str]] = {}
+        for (section, key), names in FLAT_ENV.items():
+            value = next((env[n.lower()] for n in names if env.get(n.lower(), "").strip()), None)
+            if value is not None:
+                found.setdefault(section, {})[key] = value
+        return found
+
+
+class Settings(BaseSettings, PipelineConfig):
+    """The pipeline's sections (inherited from `PipelineConfig`) and the bot's own."""
+
     model_config = SettingsConfigDict(
         env_prefix="FACTNOTE_",
         env_nested_delimiter="__",
         extra="ignore",
-        populate_by_name=True,
     )
 
     database_url: str = "sqlite:///data/factnote.db"
     database_busy_timeout_s: float = Field(default=30.0, gt=0)  # SQLite waits this for a lock
     data_dir: str = "data"
+    # The local search index, for the runtime, `factnote index` and the demo alike.
     index_path: str = "data/index.sqlite"
     mode: Mode = "dry-run"
 
-    # Flat names for the LLM endpoint; OPENAI_* are honoured too. They override [llm].
-    llm_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("FACTNOTE_LLM_BASE_URL", "OPENAI_BASE_URL")
-    )
-    llm_model: str | None = Field(
-        default=None, validation_alias=AliasChoices("FACTNOTE_LLM_MODEL", "OPENAI_MODEL")
-    )
-    llm_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("FACTNOTE_LLM_API_KEY", "OPENAI_API_KEY")
-    )
-
-    llm: LLMConfig = Field(default_factory=LLMConfig)
-    search: SearchConfig = Field(default_factory=SearchConfig)
-    fetch: FetchConfig = Field(default_factory=FetchConfig)
-    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
-    research: ResearchConfig = Field(default_factory=ResearchConfig)
-    guard: GuardConfig = Field(default_factory=GuardConfig)
-    credibility: CredibilityConfig = Field(default_factory=CredibilityConfig)
-    claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
-    authority: AuthorityConfig = Field(default_factory=AuthorityConfig)
-    local: LocalAdapterConfig = Field(
-        default_factory=LocalAdapterConfig,
-        validation_alias=AliasChoices("local", "FACTNOTE_LOCAL"),
-    )
-    local_inbox: str | None = Field(
-        default=None, validation_alias=AliasChoices("FACTNOTE_LOCAL_INBOX", "local_inbox")
-    )
-    local_outbox: str | None = Field(
-        default=None, validation_alias=AliasChoices("FACTNOTE_LOCAL_OUTBOX", "local_outbox")
-    )
-
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
+    health: HealthConfig = Field(default_factory=HealthConfig)
+    local: LocalAdapterConfig = Field(default_factory=LocalAdapterConfig)
     x: XAdapterConfig = Field(default_factory=XAdapterConfig)
     bluesky: BlueskyAdapterConfig = Field(default_factory=BlueskyAdapterConfig)
-    web: WebConfig = Field(default_factory=WebConfig)
-    web_secret: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("FACTNOTE_WEB_SECRET", "web_secret")
-    )
-    web_secure_cookies: bool | None = Field(
-        default=None,
-        validation_alias=AliasChoices("FACTNOTE_WEB_SECURE_COOKIES", "web_secure_cookies"),
-    )
+    x_notes: XNotesAdapterConfig = Field(default_factory=XNotesAdapterConfig)
 
     @classmethod
     def settings_customise_sources(
@@ -194,31 +310,16 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources = [init_settings, _FlatEnv(settings_cls), env_settings]
         toml_path = _config_path()
         if toml_path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
         return tuple(sources)
 
     def pipeline(self) -> PipelineConfig:
-        """The pipeline's typed view of these settings, flat LLM names applied."""
-        llm = self.llm.model_copy()
-        if self.llm_base_url:
-            llm.base_url = self.llm_base_url
-        if self.llm_model:
-            llm.model = self.llm_model
-        if self.llm_api_key:
-            llm.api_key = self.llm_api_key
-        return PipelineConfig(
-            llm=llm,
-            search=self.search,
-            fetch=self.fetch,
-            relevance=self.relevance,
-            research=self.research,
-            guard=self.guard,
-            credibility=self.credibility,
-            claims=self.claims,
-            authority=self.authority,
+        """The pipeline's sections of these settings: the same section objects, not copies."""
+        return PipelineConfig.model_construct(
+            **{name: getattr(self, name) for name in PipelineConfig.model_fields}
         )
 
     def adapter_section(self, adapter: str) -> AdapterConfig | None:
@@ -230,22 +331,23 @@ class Settings(BaseSettings):
         section = self.adapter_section(adapter)
         return section.mode if section is not None and section.mode else self.mode
 
-    def web_config(self) -> WebConfig:
-        """The review app's settings, flat FACTNOTE_WEB_SECRET/_SECURE_COOKIES applied."""
-        web = self.web.model_copy()
-        if self.web_secret:
-            web.secret = self.web_secret
-        if self.web_secure_cookies is not None:
-            web.secure_cookies = self.web_secure_cookies
-        return web
+    def secret_values(self) -> list[str]:
+        """Every secret set (each `SecretStr` field, and the database URL's password), longest
+        first: the values that must never reach a log line."""
+        found = {value for value in _secrets_of(self) if value}
+        password = urlsplit(self.database_url).password
+        if password:
+            found.add(password)
+        return sorted(found, key=len, reverse=True)
 
-    @property
-    def inbox(self) -> str:
-        return self.local_inbox or self.local.inbox
 
-    @property
-    def outbox(self) -> str:
-        return self.local_outbox or self.local.outbox
+def _secrets_of(model: BaseModel) -> Iterator[str]:
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, SecretStr):
+            yield value.get_secret_value()
+        elif isinstance(value, BaseModel):
+            yield from _secrets_of(value)
 
 
 _explicit_config: Path | None = None
@@ -267,7 +369,7 @@ def _refuse_secrets(path: Path) -> None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    found = list(_secret_keys(data, ""))
+    found = _secret_keys(data, Settings, "")
     if found:
         raise ConfigError(
             f"{path}: secrets must come from environment variables, not the config file "
@@ -275,15 +377,30 @@ def _refuse_secrets(path: Path) -> None:
         )
 
 
-def _secret_keys(data: dict[str, Any], prefix: str) -> list[str]:
+def _secret_keys(data: Mapping[str, Any], model: type[BaseModel] | None, prefix: str) -> list[str]:
+    """The dotted keys of `data` that set a secret: a `SecretStr` field of `model`, or (for a
+    key `model` does not have) a key whose name says it is one."""
     keys: list[str] = []
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            keys.extend(_secret_keys(value, name + "."))
-        elif any(marker in key.lower() for marker in _SECRET_MARKERS) and value:
+        field = model.model_fields.get(key) if model is not None else None
+        if field is None:
+            if isinstance(value, dict):
+                keys.extend(_secret_keys(value, None, name + "."))
+            elif value and any(marker in key.lower() for marker in _SECRET_MARKERS):
+                keys.append(name)
+            continue
+        section = _section_model(field)
+        if section is not None and isinstance(value, dict):
+            keys.extend(_secret_keys(value, section, name + "."))
+        elif value and SecretStr in (field.annotation, *get_args(field.annotation)):
             keys.append(name)
     return keys
+
+
+def _section_model(field: FieldInfo) -> type[BaseModel] | None:
+    kind = field.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
 
 
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -294,3 +411,10 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
         return Settings(**overrides)
     finally:
         _explicit_config = None
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment, for the few readers that must see it before (or besides) the
+    settings: the log redaction of secret values. Kept here so that this module stays the
+    one place that reads it."""
+    return os.environ

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from adapters.base import VIDEO_KINDS, MediaRef, SocialPost, Summons, TargetStatus
 from bot.platforms import spec_for
@@ -14,7 +15,7 @@ _MENTION_RE = re.compile(r"(?<!\w)@[\w.\-]+")
 _URL_RE = re.compile(r"https?://\S+")
 
 
-def reply_rules(adapter_platform: str) -> Platform:
+def reply_platform(adapter_platform: str) -> Platform:
     """Whose counting rules a reply on this adapter follows: its spec's reply format
     (`bot.platforms`); a platform no spec names uses X's, the strictest."""
     spec = spec_for(adapter_platform)
@@ -63,6 +64,24 @@ def target_post(summons: Summons) -> Post | None:
     if summons.target_status is TargetStatus.SELF:
         post.text = strip_mentions(post.text)
     return post
+
+
+def asked_about(summons: Summons) -> str:
+    """Which post `target_post` gives, in words, for people reading a check's output."""
+    if summons.target is None:
+        return "nothing readable"
+    if summons.target_status is TargetStatus.SELF:
+        return "its own text (it quotes and answers no post)"
+    which = "quoted" if summons.quoted_id else "parent"
+    return f"the {which} post {summons.target.id} by @{summons.target.author}"
+
+
+def mentions(text: str, handles: Iterable[str]) -> bool:
+    """Whether the text mentions one of these accounts, read as the reader sees it (NFKC:
+    a full-width "＠factnote" is a mention too)."""
+    wanted = {h.lstrip("@").casefold() for h in handles if h}
+    found = _MENTION_RE.findall(unicodedata.normalize("NFKC", text))
+    return any(m[1:].rstrip(".-").casefold() in wanted for m in found)
 
 
 def strip_mentions(text: str) -> str:

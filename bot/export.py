@@ -1,7 +1,9 @@
 """Export of every decision with its full trace, for analysis outside factnote.
 
 One record per decision (a retried request has several), with the request it answered, the
-evidence in order with each page snapshot's `content_hash`, the LLM calls and the whole trace.
+evidence in order with each page snapshot's `content_hash`, the LLM calls, the whole trace and
+the moderators' actions on its draft. `origin` tells the bot's requests from `factnote check`
+runs (`check`), which are recorded the same way but were never asked of the bot.
 JSONL keeps the structure; CSV flattens it, with nested parts as JSON text. In CSV, a cell that
 a spreadsheet would run as a formula (leading =, +, -, @, tab or CR) gets a leading apostrophe:
 posts are untrusted, and auditors open these files in spreadsheets.
@@ -17,12 +19,13 @@ from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel
 from sqlalchemy import select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import Session, selectinload
 
+from bot.summary import CLI_PLATFORM
 from pipeline.records import Evidence, LLMCall
 from storage.db import Database
 from storage.mapping import column_values
-from storage.models import Base, DecisionRow
+from storage.models import Base, DecisionRow, Request, ReviewAction
 from storage.repositories import decision_from_row
 
 Format = Literal["jsonl", "csv"]
@@ -38,8 +41,18 @@ class ExportEvidence(Evidence, _Position):
     """An evidence item with its place in the decision's order (written first)."""
 
 
+class ExportAction(BaseModel):
+    """A moderator's (or the review deadline's) action on a decision's draft."""
+
+    actor: str
+    action: str
+    detail: dict[str, Any]
+    at: datetime
+
+
 class ExportRecord(BaseModel):
     decision_id: int
+    origin: Literal["bot", "check"]
     request_id: int
     platform: str
     summons_id: str
@@ -72,6 +85,7 @@ class ExportRecord(BaseModel):
     evidence: list[ExportEvidence]
     llm_calls: list[LLMCall]
     trace: dict[str, Any]
+    review_actions: list[ExportAction]
 
 
 # Columns exported under another name: in one flat record, a decision's and its request's
@@ -91,13 +105,14 @@ def _named(row: Base, names: dict[str, str]) -> dict[str, Any]:
     return {names.get(name, name): value for name, value in column_values(row).items()}
 
 
-def _record(row: DecisionRow) -> ExportRecord:
+def _record(row: DecisionRow, actions: list[ReviewAction]) -> ExportRecord:
     request = row.request
     decision = decision_from_row(row)
     return ExportRecord.model_validate(
         _named(request, _REQUEST_NAMES)
         | _named(row, _DECISION_NAMES)
         | {
+            "origin": "check" if request.platform == CLI_PLATFORM else "bot",
             "target_text": (request.target or {}).get("text"),
             "content_hashes": [e.content_hash for e in row.evidence],
             "evidence": [
@@ -105,8 +120,31 @@ def _record(row: DecisionRow) -> ExportRecord:
                 for i, e in enumerate(decision.evidence)
             ],
             "llm_calls": decision.trace.llm_calls,
+            "review_actions": [
+                ExportAction(actor=a.actor, action=a.action, detail=a.detail or {}, at=a.created_at)
+                for a in actions
+            ],
         }
     )
+
+
+def _acted_on(decisions: list[DecisionRow], action: ReviewAction) -> int:
+    """The decision whose draft an action acted on: the last one made before it."""
+    before = [d for d in decisions if d.created_at <= action.created_at]
+    return (before[-1] if before else decisions[0]).id
+
+
+def _actions_by_decision(
+    session: Session, rows: list[DecisionRow]
+) -> dict[int, list[ReviewAction]]:
+    requests = {row.request_id: row.request for row in rows}
+    found: dict[int, list[ReviewAction]] = {}
+    for action in session.scalars(
+        select(ReviewAction).where(ReviewAction.request_id.in_(requests)).order_by(ReviewAction.id)
+    ):
+        decisions = sorted(requests[action.request_id].decisions, key=lambda d: d.id)
+        found.setdefault(_acted_on(decisions, action), []).append(action)
+    return found
 
 
 def export_records(db: Database, since: datetime | None = None) -> Iterator[ExportRecord]:
@@ -120,7 +158,7 @@ def export_records(db: Database, since: datetime | None = None) -> Iterator[Expo
                 .options(
                     selectinload(DecisionRow.evidence),
                     selectinload(DecisionRow.llm_calls),
-                    selectinload(DecisionRow.request),
+                    selectinload(DecisionRow.request).selectinload(Request.decisions),
                 )
                 .order_by(DecisionRow.id)
                 .limit(_BATCH)
@@ -130,7 +168,8 @@ def export_records(db: Database, since: datetime | None = None) -> Iterator[Expo
             rows = list(session.scalars(stmt))
             if not rows:
                 return
-            batch = [_record(row) for row in rows]
+            actions = _actions_by_decision(session, rows)
+            batch = [_record(row, actions.get(row.id, [])) for row in rows]
         yield from batch
         last_id = rows[-1].id
 

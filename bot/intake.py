@@ -24,6 +24,7 @@ from adapters.base import (
     jsonable,
     storable,
 )
+from bot import lifecycle
 from bot.convert import claim_key
 from pipeline.records import utcnow
 from storage.db import Database, is_lock_error
@@ -38,6 +39,7 @@ class PollResult:
     new: int = 0
     seen: int = 0
     error: str | None = None
+    deferred: bool = False  # not polled: waiting out a rate limit, as planned (not a failure)
 
 
 def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
@@ -51,6 +53,7 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
         now = utcnow()
         if cursor_row is not None and cursor_row.next_poll_at and cursor_row.next_poll_at > now:
             result.error = f"rate limited until {cursor_row.next_poll_at.isoformat()}"
+            result.deferred = True
             return result
         cursor = cursor_row.cursor if cursor_row else None
     try:
@@ -70,20 +73,22 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
         log.exception("poll %s: reading rate-limit budgets failed", adapter.name)
         budgets = []
     unstored: list[str] = []
+    stored: list[Request] = []  # logged once committed
     with db.transaction() as session:
         for summons in fetched.summons:
             result.seen += 1
             try:
-                if _store(session, summons, mode):
-                    result.new += 1
+                request = _store(session, summons, mode)
             except Exception as exc:
                 if is_lock_error(exc):
                     raise
                 log.exception("poll %s: summons %r could not be stored", adapter.name, summons.id)
-                if _store_unstorable(session, summons, mode, exc):
-                    result.new += 1
-                else:
+                request = _store_unstorable(session, summons, mode, exc)
+                if request is None:
                     unstored.append(storable(summons.id))
+            if request is not None:
+                result.new += 1
+                stored.append(request)
         row = session.get(Cursor, adapter.name) or Cursor(adapter=adapter.name)
         if fetched.cursor is not None:
             row.cursor = fetched.cursor
@@ -98,40 +103,43 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
     return result
 
 
-def _store(session: Session, summons: Summons, mode: str) -> bool:
+def _store(session: Session, summons: Summons, mode: str) -> Request | None:
+    """The new request for `summons`, or None when it was stored before."""
     exists = session.scalars(
         select(Request.id).where(
             Request.platform == summons.platform, Request.summons_id == summons.id
         )
     ).first()
     if exists is not None:
-        return False
+        return None
     target_key = claim_key(summons.target.text) if summons.target else None
+    request = Request(
+        platform=summons.platform,
+        summons_id=summons.id,
+        requester=summons.author,
+        summons=jsonable(summons),
+        target=jsonable(summons.target) if summons.target else None,
+        state=RequestState.RECEIVED.value,
+        mode=mode,
+        target_key=target_key,
+    )
     # A savepoint, so a concurrent intake that inserted the same summons first only undoes
     # this one row.
     try:
         with session.begin_nested():
-            session.add(
-                Request(
-                    platform=summons.platform,
-                    summons_id=summons.id,
-                    requester=summons.author,
-                    summons=jsonable(summons),
-                    target=jsonable(summons.target) if summons.target else None,
-                    state=RequestState.RECEIVED.value,
-                    mode=mode,
-                    target_key=target_key,
-                )
-            )
+            session.add(request)
+            lifecycle.created(session, request, _intake(summons), f"summons {summons.id}")
     except IntegrityError:
-        return False
-    return True
+        return None
+    return request
 
 
-def _store_unstorable(session: Session, summons: Summons, mode: str, exc: Exception) -> bool:
+def _store_unstorable(
+    session: Session, summons: Summons, mode: str, exc: Exception
+) -> Request | None:
     """Record a summons the database refused (text it cannot encode, say) as a skipped
     request with the reason, keyed by its id made storable, so it is seen and not retried.
-    False when even that fails."""
+    None when even that fails."""
     key = storable(summons.id)[:128]
     reason = storable(f"could not store the summons: {type(exc).__name__}: {exc}")[:1000]
     try:
@@ -140,35 +148,39 @@ def _store_unstorable(session: Session, summons: Summons, mode: str, exc: Except
                 Request.platform == summons.platform, Request.summons_id == key
             )
         ).first():
-            return False
-        with session.begin_nested():
-            session.add(
-                Request(
+            return None
+        request = Request(
+            platform=summons.platform,
+            summons_id=key,
+            requester=storable(summons.author)[:256],
+            summons=jsonable(
+                Summons(
                     platform=summons.platform,
-                    summons_id=key,
-                    requester=storable(summons.author)[:256],
-                    summons=jsonable(
-                        Summons(
-                            platform=summons.platform,
-                            id=key,
-                            author=storable(summons.author),
-                            text=storable(summons.text),
-                            created_at=summons.created_at,
-                            target_status=TargetStatus.UNAVAILABLE,
-                            target_reason=reason,
-                        )
-                    ),
-                    state=RequestState.SKIPPED.value,
-                    mode=mode,
-                    reason=reason,
+                    id=key,
+                    author=storable(summons.author),
+                    text=storable(summons.text),
+                    created_at=summons.created_at,
+                    target_status=TargetStatus.UNAVAILABLE,
+                    target_reason=reason,
                 )
-            )
+            ),
+            state=RequestState.SKIPPED.value,
+            mode=mode,
+            reason=reason,
+        )
+        with session.begin_nested():
+            session.add(request)
+            lifecycle.created(session, request, _intake(summons), reason)
     except Exception as again:
         if is_lock_error(again):
             raise
         log.exception("poll: summons %r could not be recorded as skipped either", key)
-        return False
-    return True
+        return None
+    return request
+
+
+def _intake(summons: Summons) -> lifecycle.Actor:
+    return lifecycle.Actor(lifecycle.ActorKind.INTAKE, summons.platform)
 
 
 def _record_poll_error(db: Database, adapter: str, error: str, reset_at: datetime | None) -> None:

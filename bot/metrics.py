@@ -4,6 +4,10 @@ The bot's workers, the review app and cron runs are separate processes; counting
 memory would give each its own partial numbers. A custom collector that reads the request and
 decision rows on every scrape gives the same, complete figures whichever process serves
 `/metrics`.
+
+Request and decision figures are the bot's traffic: `factnote check` runs (platform `cli`) are
+counted on their own (`factnote_cli_checks`). LLM tokens and cost count every call, since
+each is spent the same whichever command made it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from bot.summary import poll_failing
+from bot.summary import CLI_PLATFORM, poll_failing
 from storage.db import Database
 from storage.models import (
     Cursor,
@@ -75,7 +79,11 @@ class DatabaseCollector(Collector):
 
     def _requests(self, session: Any) -> Iterator[Metric]:
         states = dict(
-            session.execute(select(Request.state, func.count()).group_by(Request.state)).all()
+            session.execute(
+                select(Request.state, func.count())
+                .where(Request.platform != CLI_PLATFORM)
+                .group_by(Request.state)
+            ).all()
         )
         requests = GaugeMetricFamily(
             "factnote_requests", "Requests by current state (outcome).", labels=["state"]
@@ -86,20 +94,42 @@ class DatabaseCollector(Collector):
         queue = GaugeMetricFamily("factnote_review_queue_depth", "Drafts awaiting a moderator.")
         queue.add_metric([], float(states.get(RequestState.AWAITING_REVIEW.value, 0)))
         yield queue
+        checks = GaugeMetricFamily(
+            "factnote_cli_checks", "`factnote check` runs recorded (not bot requests)."
+        )
+        checks.add_metric(
+            [],
+            float(
+                session.scalar(
+                    select(func.count())
+                    .select_from(Request)
+                    .where(Request.platform == CLI_PLATFORM)
+                )
+                or 0
+            ),
+        )
+        yield checks
 
     def _decisions(self, session: Any) -> Iterator[Metric]:
         decisions = CounterMetricFamily(
             "factnote_decisions", "Pipeline decisions by status.", labels=["status"]
         )
         for status, count in session.execute(
-            select(DecisionRow.status, func.count()).group_by(DecisionRow.status)
+            select(DecisionRow.status, func.count())
+            .join(Request, DecisionRow.request_id == Request.id)
+            .where(Request.platform != CLI_PLATFORM)
+            .group_by(DecisionRow.status)
         ):
             decisions.add_metric([status], float(count))
         yield decisions
 
         timings: dict[str, list[float]] = {}
         traces: list[dict[str, Any]] = []
-        for timing, trace in session.execute(select(DecisionRow.timings, DecisionRow.trace)):
+        for timing, trace in session.execute(
+            select(DecisionRow.timings, DecisionRow.trace)
+            .join(Request, DecisionRow.request_id == Request.id)
+            .where(Request.platform != CLI_PLATFORM)
+        ):
             for stage, seconds in (timing or {}).items():
                 if isinstance(seconds, int | float):
                     timings.setdefault(stage, []).append(float(seconds))

@@ -1,9 +1,17 @@
 """Settings an admin changed in the review app, stored in the database and applied over the
-settings loaded from the config file and environment.
+settings loaded from the config file and environment, and the posting kill switch.
 
 Only a short list of keys may be overridden (modes and decision thresholds); each has a parser
 that validates the value, so a bad value is refused when it is set, and a stored value that no
-longer validates is ignored with a warning instead of breaking the bot at start.
+longer validates is ignored with a warning instead of breaking the bot at start. An overridden
+global mode applies to every adapter that has no mode override of its own (a mode an adapter's
+config section sets gives way to it: the admin's switch wins over the file).
+
+The kill switch (`posting_hold`) is read from the database right before every platform call,
+so a running bot obeys it within one post, without a restart: posting to a platform stops while
+it is paused (`pause`, per platform or for all) or while its mode is overridden to dry-run.
+Replies ready to post wait in `posting` until the switch is lifted. Every change to an override
+or a pause is logged and stored with who made it (`SettingChange`, `changes`).
 """
 
 from __future__ import annotations
@@ -13,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
 from bot import platforms
 from bot.config import Settings
 from storage.db import Database
-from storage.models import SettingOverride
+from storage.models import PostingPause, Request, RequestState, SettingChange, SettingOverride
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +106,8 @@ def overridable() -> dict[str, Overridable]:
         )
         for p in platforms.specs()
     )
-    keys = (Overridable("mode", "Global mode", _mode, MODES), *adapter_modes, *_THRESHOLDS)
+    glob = Overridable("mode", "Global mode (adapters without a mode of their own)", _mode, MODES)
+    keys = (glob, *adapter_modes, *_THRESHOLDS)
     return {o.key: o for o in keys}
 
 
@@ -129,25 +138,38 @@ def stored_overrides(db: Database) -> dict[str, SettingOverride]:
         return {row.key: row for row in session.scalars(select(SettingOverride))}
 
 
+def _record_change(session: Any, key: str, old: Any, new: Any, actor: str, note: str = "") -> None:
+    session.add(SettingChange(key=key, old_value=old, new_value=new, actor=actor or "?", note=note))
+
+
 def set_override(db: Database, key: str, raw: Any, actor: str) -> Any:
     """Validate and store an override; returns the parsed value."""
     value = parse_value(key, raw)
     with db.transaction() as session:
-        row = session.get(SettingOverride, key) or SettingOverride(key=key)
+        row = session.get(SettingOverride, key)
+        old = row.value if row is not None else None
+        row = row or SettingOverride(key=key)
         row.value = value
         row.updated_by = actor
         session.add(row)
-    log.info("setting %s overridden by %s", key, actor)
+        _record_change(session, key, old, value, actor)
+        if key == "mode" or key.endswith(".mode"):
+            _release_held(session, None if key == "mode" else key.split(".", 1)[0])
+    log.warning("setting %s set to %r by %s (was %r)", key, value, actor, old)
     return value
 
 
-def clear_override(db: Database, key: str) -> bool:
+def clear_override(db: Database, key: str, actor: str = "") -> bool:
     with db.transaction() as session:
         row = session.get(SettingOverride, key)
         if row is None:
             return False
+        _record_change(session, key, row.value, None, actor, note="back to the configured value")
         session.delete(row)
-        return True
+        if key == "mode" or key.endswith(".mode"):
+            _release_held(session, None if key == "mode" else key.split(".", 1)[0])
+    log.warning("setting %s back to the configured value by %s", key, actor or "?")
+    return True
 
 
 def apply_overrides(settings: Settings, db: Database) -> Settings:
@@ -161,4 +183,180 @@ def apply_overrides(settings: Settings, db: Database) -> Settings:
             _assign(merged, key, parse_value(key, row.value))
         except OverrideError as exc:
             log.warning("ignoring stored setting %s=%r: %s", key, row.value, exc)
+    if "mode" in rows and merged.mode == parse_or_none("mode", rows["mode"].value):
+        # The admin's global mode reaches every adapter without a mode override of its own.
+        for spec in platforms.specs():
+            own = rows.get(f"{spec.name}.mode")
+            if own is None or parse_or_none(f"{spec.name}.mode", own.value) is None:
+                spec.section(merged).mode = None
     return merged
+
+
+def parse_or_none(key: str, raw: Any) -> Any:
+    try:
+        return parse_value(key, raw)
+    except OverrideError:
+        return None
+
+
+# --- The kill switch -----------------------------------------------------------------------
+
+ALL_PLATFORMS = "*"
+HELD = "held: "  # how a held request's last_error starts
+
+
+def _pause_key(platform: str) -> str:
+    return f"pause.{platform}"
+
+
+def _known_platform(platform: str) -> str:
+    value = platform.strip()
+    names = [p.name for p in platforms.specs()]
+    if value != ALL_PLATFORMS and value not in names:
+        raise OverrideError(f"platform must be one of: {', '.join([*names, ALL_PLATFORMS])}")
+    return value
+
+
+def pause(db: Database, platform: str, actor: str, note: str = "") -> bool:
+    """Stop posting to `platform` ("*": to every platform). False when it already was."""
+    name = _known_platform(platform)
+    with db.transaction() as session:
+        if session.get(PostingPause, name) is not None:
+            return False
+        session.add(PostingPause(platform=name, paused_by=actor, note=note.strip()))
+        _record_change(session, _pause_key(name), False, True, actor, note.strip())
+    log.warning(
+        "kill switch: posting to %s paused by %s%s",
+        "every platform" if name == ALL_PLATFORMS else name,
+        actor,
+        f" ({note.strip()})" if note.strip() else "",
+    )
+    return True
+
+
+def resume(db: Database, platform: str, actor: str) -> bool:
+    """Lift a pause; the replies it held are due at once. False when it was not paused."""
+    name = _known_platform(platform)
+    with db.transaction() as session:
+        row = session.get(PostingPause, name)
+        if row is None:
+            return False
+        session.delete(row)
+        _record_change(session, _pause_key(name), True, False, actor)
+        _release_held(session, None if name == ALL_PLATFORMS else name)
+    log.warning(
+        "kill switch: posting to %s resumed by %s",
+        "every platform" if name == ALL_PLATFORMS else name,
+        actor,
+    )
+    return True
+
+
+def _release_held(session: Any, platform: str | None) -> None:
+    """Make the replies a switch held due now: the bot's next posting run checks them again."""
+    stmt = update(Request).where(
+        Request.state == RequestState.POSTING.value, Request.last_error.like(f"{HELD}%")
+    )
+    if platform is not None:
+        stmt = stmt.where(Request.platform == platform)
+    session.execute(stmt.values(next_attempt_at=None).execution_options(synchronize_session=False))
+
+
+def pauses(db: Database) -> dict[str, PostingPause]:
+    with db.session() as session:
+        return {row.platform: row for row in session.scalars(select(PostingPause))}
+
+
+def posting_hold(db: Database, platform: str) -> str | None:
+    """Why nothing may be posted to `platform` right now, or None: a pause of it or of every
+    platform, or a mode overridden to dry-run (its own, else the global one). Two primary-key
+    reads: cheap enough to run before every platform call."""
+    with db.session() as session:
+        paused = session.scalars(
+            select(PostingPause)
+            .where(PostingPause.platform.in_((platform, ALL_PLATFORMS)))
+            .order_by(PostingPause.platform)
+        ).first()
+        if paused is not None:
+            scope = "every platform" if paused.platform == ALL_PLATFORMS else platform
+            note = f": {paused.note}" if paused.note else ""
+            return (
+                f"posting to {scope} paused by {paused.paused_by} "
+                f"at {paused.paused_at:%Y-%m-%d %H:%M} UTC{note}"
+            )
+        rows = {
+            row.key: row
+            for row in session.scalars(
+                select(SettingOverride).where(SettingOverride.key.in_(("mode", f"{platform}.mode")))
+            )
+        }
+    own = rows.get(f"{platform}.mode")
+    chosen = own if own is not None and parse_or_none(own.key, own.value) else rows.get("mode")
+    if chosen is not None and parse_or_none(chosen.key, chosen.value) == "dry-run":
+        return f"{chosen.key} is dry-run (set by {chosen.updated_by or '?'})"
+    return None
+
+
+def live_mode(db: Database, settings: Settings, platform: str) -> str:
+    """The mode `platform` is in now: its mode override, else the global override, else what
+    `settings` say. For a long-running process whose settings were read at its start."""
+    with db.session() as session:
+        rows = {
+            row.key: row.value
+            for row in session.scalars(
+                select(SettingOverride).where(SettingOverride.key.in_(("mode", f"{platform}.mode")))
+            )
+        }
+    for key in (f"{platform}.mode", "mode"):
+        if key in rows:
+            value = parse_or_none(key, rows[key])
+            if value is not None:
+                return str(value)
+    return settings.adapter_mode(platform)
+
+
+def held_count(db: Database) -> dict[str, int]:
+    """Replies waiting in `posting` because a switch held them, per platform."""
+    with db.session() as session:
+        rows = session.execute(
+            select(Request.platform, func.count())
+            .where(
+                Request.state == RequestState.POSTING.value,
+                Request.last_error.like(f"{HELD}%"),
+            )
+            .group_by(Request.platform)
+        ).all()
+    return {platform: int(count) for platform, count in rows}
+
+
+def changes(db: Database, limit: int = 50) -> list[SettingChange]:
+    """The latest changes to overrides and pauses, newest first."""
+    with db.session() as session:
+        return list(
+            session.scalars(
+                select(SettingChange)
+                .order_by(SettingChange.created_at.desc(), SettingChange.id.desc())
+                .limit(limit)
+            )
+        )
+
+
+def switch_summary(db: Database) -> list[str]:
+    """One line per thing the kill switch stops now: pauses, and modes overridden to dry-run."""
+    lines = []
+    for name, pause_row in sorted(pauses(db).items()):
+        scope = "every platform" if name == ALL_PLATFORMS else name
+        note = f" ({pause_row.note})" if pause_row.note else ""
+        lines.append(f"Posting to {scope} is paused by {pause_row.paused_by}{note}.")
+    for key, row in sorted(stored_overrides(db).items()):
+        if (key == "mode" or key.endswith(".mode")) and row.value == "dry-run":
+            who = row.updated_by or "?"
+            if key == "mode":
+                lines.append(
+                    f"Dry-run (global mode, set by {who}): nothing is posted to a platform "
+                    "without a mode of its own."
+                )
+            else:
+                platform = key.split(".", 1)[0]
+                lines.append(f"Dry-run for {platform} (set by {who}): nothing is posted there.")
+    return lines

@@ -8,12 +8,13 @@ requests. The runtime reads nothing else about a platform:
 - `bot.service.build_adapters` builds every enabled adapter, `Bot.bot_handles` reads each
   section's `bot_handle`;
 - `bot.web.dispatch` finds the section of a request's platform when a moderator approves it;
-- `bot.convert.reply_rules` (worker, review, web) maps a request's platform to its format;
+- `bot.convert.reply_platform` (worker, review, web) maps a request's platform to its format;
 - `bot.triage.decide` reads the spec's `TriagePolicy`;
 - `factnote run --mode`, the demo and the review app's overrides reach every section's `mode`.
 
 Adding a platform: an adapter module in `adapters/` (the `adapters.base.Adapter` interface), its
-config model (an `AdapterConfig`) as a field of `Settings` named like the platform, and one
+config model (an `AdapterConfig`, its credentials `SecretStr` fields with their environment
+names in `bot.config.FLAT_ENV`) as a field of `Settings` named like the platform, and one
 `register(AdapterSpec(...))` below. A reply format with counting rules of its own is one
 `pipeline.records.Platform` member and one `pipeline.formats.REPLY_FORMATS` entry.
 """
@@ -23,17 +24,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-from adapters.base import Adapter
+from adapters.base import Adapter, Summons
 from bot.config import (
     AdapterConfig,
     BlueskyAdapterConfig,
     ConfigError,
     LocalAdapterConfig,
+    Mode,
     Settings,
     XAdapterConfig,
+    XNotesAdapterConfig,
 )
-from pipeline.records import Platform
+from pipeline.records import Decision, Platform
+
+if TYPE_CHECKING:
+    from storage.db import Database
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,8 @@ class AdapterSpec:
     build: Callable[[Settings], Adapter]  # the adapter, from settings; imports its SDK
     reply_format: Platform  # whose counting rules and writer's rules its replies follow
     triage: TriagePolicy = field(default_factory=TriagePolicy)
+    # The platform's own gates on a decision, run by the worker before it is recorded.
+    finish: Finish | None = None
 
     def section(self, settings: Settings) -> AdapterConfig:
         """This adapter's config section; a registered platform without one is a bug."""
@@ -69,6 +78,28 @@ class AdapterSpec:
     def bot_handle(self, settings: Settings) -> str:
         """Our own account on the platform, for loop prevention."""
         return self.section(settings).bot_handle
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A decision after a platform's own gates, and the mode it must take instead of the
+    configured one (None: the configured one)."""
+
+    decision: Decision
+    mode: Mode | None = None
+
+
+Finish = Callable[["Database", Settings, Adapter | None, Summons, Decision], Finished]
+
+
+def finish_decision(
+    db: Database, settings: Settings, adapter: Adapter | None, summons: Summons, decision: Decision
+) -> Finished:
+    """The decision after its platform's gates (unchanged on platforms without any)."""
+    spec = spec_for(summons.platform)
+    if spec is None or spec.finish is None:
+        return Finished(decision)
+    return spec.finish(db, settings, adapter, summons, decision)
 
 
 _REGISTRY: dict[str, AdapterSpec] = {}
@@ -105,20 +136,21 @@ def triage_policy(platform: str) -> TriagePolicy:
 def _local(settings: Settings) -> Adapter:
     from adapters.local import LocalAdapter
 
-    return LocalAdapter(settings.inbox, settings.outbox, bot_handle=settings.local.bot_handle)
+    local = settings.local
+    return LocalAdapter(local.inbox, local.outbox, bot_handle=local.bot_handle)
 
 
 def _x(settings: Settings) -> Adapter:
-    from adapters.x import XAdapter, XCredentials
+    from adapters.x import XAdapter
 
-    return XAdapter(XCredentials.from_env(), known_bots=settings.runtime.known_bots)
+    return XAdapter(settings.x.credentials(), known_bots=settings.runtime.known_bots)
 
 
 def _bluesky(settings: Settings) -> Adapter:
-    from adapters.bluesky import BlueskyAdapter, BlueskyCredentials
+    from adapters.bluesky import BlueskyAdapter
 
     return BlueskyAdapter(
-        BlueskyCredentials.from_env(),
+        settings.bluesky.credentials(),
         session_path=settings.bluesky.session_path,
         known_bots=settings.runtime.known_bots,
         overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),
@@ -129,3 +161,32 @@ def _bluesky(settings: Settings) -> Adapter:
 register(AdapterSpec("local", "Local", LocalAdapterConfig, _local, Platform.X))
 register(AdapterSpec("x", "X", XAdapterConfig, _x, Platform.X))
 register(AdapterSpec("bluesky", "Bluesky", BlueskyAdapterConfig, _bluesky, Platform.BLUESKY))
+
+
+def _x_notes(settings: Settings) -> Adapter:
+    from bot.notes_wiring import build_notes_adapter
+
+    return build_notes_adapter(settings)
+
+
+def _x_notes_finish(
+    db: Database, settings: Settings, adapter: Adapter | None, summons: Summons, decision: Decision
+) -> Finished:
+    from bot.notes import finish
+
+    return finish(db, settings, adapter, summons, decision)
+
+
+# Community Notes: posts X flags come in as summons; nobody summoned the bot, so no commands
+# and no per-user limit.
+register(
+    AdapterSpec(
+        "x_notes",
+        "X Community Notes",
+        XNotesAdapterConfig,
+        _x_notes,
+        Platform.NOTES,
+        TriagePolicy(commands=False, per_user_limit=False),
+        finish=_x_notes_finish,
+    )
+)

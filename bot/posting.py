@@ -26,7 +26,9 @@ from adapters.base import (
     ReplyReceipt,
     Summons,
 )
+from bot import lifecycle, overrides
 from bot.config import RuntimeConfig
+from bot.logs import log_transition
 from pipeline import guard
 from pipeline.records import utcnow
 from storage.db import Database, DatabaseBusy, is_lock_error, retry_when_locked
@@ -34,8 +36,10 @@ from storage.models import Request, RequestState
 from storage.repositories import latest_decision_row
 
 log = logging.getLogger(__name__)
+_POSTER = lifecycle.Actor(lifecycle.ActorKind.POSTER)
 
 LEASE = timedelta(minutes=5)  # how long one attempt holds a request before others may retry
+HOLD_RECHECK = timedelta(minutes=1)  # a reply the kill switch holds is looked at again after
 
 
 def due_posts(db: Database) -> list[int]:
@@ -85,6 +89,12 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
     if claimed is None:
         return False
     summons, text, attempt = claimed
+    # The kill switch, read now from the database: a pause or a dry-run set a moment ago in
+    # the review app (or `factnote review pause`) stops this post in the running bot.
+    hold = overrides.posting_hold(db, summons.platform)
+    if hold is not None:
+        _hold(db, request_id, hold)
+        return False
     try:
         if attempt > 1 or _older_than_our_records(db, summons):
             receipt = adapter.find_reply(summons)
@@ -120,8 +130,7 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
         if not exc.retryable or attempt >= cfg.max_attempts:
             _fail(db, request_id, f"posting failed after {attempt} attempt(s): {exc}")
         else:
-            delay = cfg.retry_backoff_s * 2 ** (attempt - 1)
-            _retry_later(db, request_id, exc, utcnow() + timedelta(seconds=delay))
+            _retry_later(db, request_id, exc, lifecycle.retry_at(attempt, cfg.retry_backoff_s))
         return False
     # The reply is out: recording it must not be lost to another process's lock.
     retry_when_locked(
@@ -187,7 +196,13 @@ def _claim(db: Database, request_id: int) -> tuple[Summons, str, int] | None:
                 Request.state == RequestState.POSTING.value,
                 Request.post_attempts == seen,
             )
-            .values(post_attempts=seen + 1, next_attempt_at=utcnow() + LEASE)
+            # The holder is named so that a restart on this host can tell a claim its dead
+            # predecessor left (made due again at once) from a live process's.
+            .values(
+                post_attempts=seen + 1,
+                next_attempt_at=utcnow() + LEASE,
+                lease_owner=lifecycle.process_name(),
+            )
             .execution_options(synchronize_session=False)
         )
         if claimed.rowcount != 1:  # type: ignore[attr-defined]
@@ -208,12 +223,13 @@ def _mark_posted(db: Database, request_id: int, receipt: ReplyReceipt | None, no
     with db.transaction() as session:
         request = session.get(Request, request_id)
         assert request is not None
-        request.state = RequestState.POSTED.value
         request.reply_id = receipt.reply_id if receipt else None
         request.posted_at = receipt.posted_at if receipt else utcnow()
         request.next_attempt_at = None
         if note:
             request.reason = note
+        why = note or (f"reply {receipt.reply_id}" if receipt and receipt.reply_id else "")
+        lifecycle.transition(session, request, RequestState.POSTED, why, _POSTER)
 
 
 def _retry_later(db: Database, request_id: int, exc: PlatformError, when: datetime) -> None:
@@ -222,7 +238,29 @@ def _retry_later(db: Database, request_id: int, exc: PlatformError, when: dateti
         assert request is not None
         request.next_attempt_at = when
         request.last_error = f"{type(exc).__name__}: {exc}"[:1000]
-    log.warning("request %s: posting deferred: %s", request_id, exc)
+        platform = request.platform
+    log_transition(
+        request_id,
+        platform,
+        RequestState.POSTING,
+        previous=RequestState.POSTING,
+        reason=f"posting deferred until {when.isoformat(timespec='seconds')}",
+        error=f"{type(exc).__name__}: {exc}",
+        level=logging.WARNING,
+    )
+
+
+def _hold(db: Database, request_id: int, why: str) -> None:
+    """Give the attempt back and wait: the reply stays in `posting` until the switch lifts
+    (lifting it makes the request due at once; until then it is looked at again each
+    `HOLD_RECHECK`)."""
+    with db.transaction() as session:
+        request = session.get(Request, request_id)
+        assert request is not None
+        request.post_attempts = max(0, request.post_attempts - 1)
+        request.next_attempt_at = utcnow() + HOLD_RECHECK
+        request.last_error = f"{overrides.HELD}{why}"[:1000]
+    log.warning("request %s: posting held: %s", request_id, why)
 
 
 def _set_aside(db: Database, request_id: int, error: str) -> None:
@@ -237,7 +275,14 @@ def _fail(db: Database, request_id: int, reason: str) -> None:
     with db.transaction() as session:
         request = session.get(Request, request_id)
         assert request is not None
-        request.state = RequestState.FAILED.value
         request.reason = reason[:1000]
         request.last_error = reason[:1000]
         request.next_attempt_at = None
+        lifecycle.transition(
+            session,
+            request,
+            RequestState.FAILED,
+            reason,
+            _POSTER,
+            lifecycle.Outcome(error=reason),
+        )

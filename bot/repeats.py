@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.convert import reply_rules
+from bot.convert import reply_platform
 from pipeline import guard
 from pipeline.config import GuardConfig
 from pipeline.records import Decision, DecisionStatus
@@ -61,7 +61,7 @@ def unrepeated(
         return decision
     text = referenced(decision.reply, request_id)
     allowed = [*decision.urls, *(e.url for e in decision.evidence)]
-    report = guard.check_text(text, reply_rules(platform), evidence_urls=allowed, cfg=cfg)
+    report = guard.check_text(text, reply_platform(platform), evidence_urls=allowed, cfg=cfg)
     if not report.valid:
         return decision.model_copy(
             update={

@@ -25,9 +25,20 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from bot.metrics import guard_failures, guard_rule
+from bot.report_detail import (
+    Drill,
+    ModeratorStats,
+    PostedReply,
+    RequestRow,
+    anchor,
+    moderators,
+    posted_replies,
+    request_rows,
+)
+from bot.summary import CLI_PLATFORM
 from pipeline.records import TIER_RANK, Tier, utcnow
 from storage.db import Database
-from storage.models import DecisionRow, Request, RequestState, ReviewAction
+from storage.models import DecisionRow, Request, RequestEvent, RequestState, ReviewAction
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -54,6 +65,7 @@ OUTCOMES: tuple[tuple[str, tuple[RequestState, ...]], ...] = (
     ("needs an LLM", (RequestState.NEEDS_LLM,)),
 )
 _OUTCOME_OF = {state: label for label, states in OUTCOMES for state in states}
+_STATES = frozenset(state.value for state in RequestState)
 
 _RC: Any = {
     "svg.fonttype": "none",  # text stays text: smaller, searchable, selectable
@@ -63,6 +75,17 @@ _RC: Any = {
     "text.parse_math": False,  # labels are data (domains, reasons): "$" is not math
 }
 _BAR = "#1f5fa8"
+
+
+@dataclass
+class ChecksSummary:
+    """`factnote check` runs in the period: recorded like bot requests, reported apart, since
+    nobody asked the bot for them and nothing of theirs is ever posted."""
+
+    total: int = 0
+    states: Counter[str] = field(default_factory=Counter)
+    cost: float = 0.0
+    rows: list[RequestRow] = field(default_factory=list)
 
 
 @dataclass
@@ -78,6 +101,7 @@ class ReportData:
     skip_reasons: Counter[str]
     modes: Counter[str]
     posted: int
+    drafted: int  # reply decisions that were not posted (dry run, review, rejected, expired)
     volume: list[tuple[date, int]]
     verdicts: Counter[str]
     tiers: Counter[str]
@@ -92,6 +116,11 @@ class ReportData:
     guard_failures: Counter[str]
     agreement: Counter[str]
     reject_reasons: Counter[str]
+    posted_replies: list[PostedReply] = field(default_factory=list)
+    moderators: list[ModeratorStats] = field(default_factory=list)
+    rows: list[RequestRow] = field(default_factory=list)
+    drill: Drill = field(default_factory=Drill)
+    checks: ChecksSummary = field(default_factory=ChecksSummary)
     charts: dict[str, Markup] = field(default_factory=dict)
 
     @property
@@ -151,7 +180,25 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
                 .order_by(ReviewAction.id)
             ):
                 actions.setdefault(action.request_id, []).append(action)
-        return _summarise(requests, actions, since, generated)
+        entered: dict[int, list[datetime]] = {}
+        if ids:
+            for request_id, at in session.execute(
+                select(RequestEvent.request_id, RequestEvent.at).where(
+                    RequestEvent.request_id.in_(ids),
+                    RequestEvent.to_state == RequestState.AWAITING_REVIEW.value,
+                )
+            ):
+                entered.setdefault(request_id, []).append(at)
+        bot = [r for r in requests if r.platform != CLI_PLATFORM]
+        data = _summarise(bot, actions, since, generated, entered)
+        checks = [r for r in requests if r.platform == CLI_PLATFORM]
+        data.checks = ChecksSummary(
+            total=len(checks),
+            states=Counter(r.state for r in checks),
+            cost=sum(d.cost_usd for r in checks for d in r.decisions),
+            rows=request_rows(checks, actions),
+        )
+        return data
 
 
 @dataclass
@@ -166,7 +213,7 @@ class _Spend:
     guard: Counter[str] = field(default_factory=Counter)
 
 
-def _spend(requests: list[Request]) -> _Spend:
+def _spend(requests: list[Request], drill: Drill) -> _Spend:
     spend = _Spend()
     for request in requests:
         for decision in request.decisions:  # every run costs, and every draft meets the guard
@@ -177,55 +224,80 @@ def _spend(requests: list[Request]) -> _Spend:
             total = (decision.timings or {}).get("total")
             if isinstance(total, int | float):
                 spend.latencies.append(float(total))
-    spend.guard = guard_failures(d.trace or {} for r in requests for d in r.decisions)
+            rules = guard_failures(iter([decision.trace or {}]))
+            spend.guard.update(rules)
+            for rule in rules:
+                drill.add(f"guard:{rule}", request.id)
     return spend
 
 
 @dataclass
 class _Outcomes:
-    """What the latest decision of each request said, and what its replies cited."""
+    """What the latest decision of each request said, and what its posted replies cited."""
 
     verdicts: Counter[str] = field(default_factory=Counter)
     abstain: Counter[str] = field(default_factory=Counter)
     per_reply: Counter[int] = field(default_factory=Counter)
     tiers: Counter[str] = field(default_factory=Counter)
     publishers: Counter[str] = field(default_factory=Counter)
+    drafted: int = 0
 
 
-def _outcomes(requests: list[Request]) -> _Outcomes:
+def _outcomes(requests: list[Request], drill: Drill) -> _Outcomes:
     out = _Outcomes()
     for request in requests:
         latest = request.decisions[-1] if request.decisions else None
         if latest is None:
             continue
-        out.verdicts[latest.verdict or "none"] += 1
+        verdict = latest.verdict or "none"
+        out.verdicts[verdict] += 1
+        drill.add(f"verdict:{verdict}", request.id)
         if request.state == RequestState.ABSTAINED.value:
-            out.abstain[abstain_category(latest.reasons or [])] += 1
-        if latest.status == "reply":
-            out.per_reply[len(latest.evidence)] += 1
-            for evidence in latest.evidence:
-                out.tiers[evidence.tier] += 1
-                out.publishers[evidence.domain or "unknown"] += 1
+            category = abstain_category(latest.reasons or [])
+            out.abstain[category] += 1
+            drill.add(f"abstain:{category}", request.id)
+        if latest.status != "reply":
+            continue
+        if request.state != RequestState.POSTED.value:
+            out.drafted += 1  # a draft is not a reply: only what reached a platform counts
+            continue
+        out.per_reply[len(latest.evidence)] += 1
+        drill.add(f"evidence:{len(latest.evidence)}", request.id)
+        for evidence in latest.evidence:
+            publisher = evidence.domain or "unknown"
+            out.tiers[evidence.tier] += 1
+            out.publishers[publisher] += 1
+            drill.add(f"tier:{evidence.tier}", request.id)
+            drill.add(f"publisher:{publisher}", request.id)
     return out
 
 
-def _moderation(actions: dict[int, list[ReviewAction]]) -> tuple[Counter[str], Counter[str]]:
+def _moderation(
+    actions: dict[int, list[ReviewAction]], drill: Drill
+) -> tuple[Counter[str], Counter[str]]:
     """(agreement kinds, reject reasons) over the moderators' actions."""
     agreement: Counter[str] = Counter()
     rejected: Counter[str] = Counter()
-    for request_actions in actions.values():
-        kind = agreement_of(request_actions)
+    for request_id in sorted(actions):
+        kind = agreement_of(actions[request_id])
         if kind is not None:
             agreement[kind] += 1
-        for action in request_actions:
+            drill.add(f"agreement:{kind}", request_id)
+        for action in actions[request_id]:
             if action.action == "reject":
-                rejected[str((action.detail or {}).get("reason", "unspecified"))] += 1
+                reason = str((action.detail or {}).get("reason", "unspecified"))
+                rejected[reason] += 1
+                drill.add(f"reject:{reason}", request_id)
     return agreement, rejected
 
 
-def _volume(requests: list[Request]) -> list[tuple[date, int]]:
+def _volume(requests: list[Request], drill: Drill) -> list[tuple[date, int]]:
     """Requests per day from the first to the last; zero days are shown, so gaps are visible."""
-    days: Counter[date] = Counter(r.created_at.date() for r in requests)
+    days: Counter[date] = Counter()
+    for request in requests:
+        day = request.created_at.date()
+        days[day] += 1
+        drill.add(f"day:{day.isoformat()}", request.id)
     volume: list[tuple[date, int]] = []
     if days:
         day, end = min(days), max(days)
@@ -235,19 +307,37 @@ def _volume(requests: list[Request]) -> list[tuple[date, int]]:
     return volume
 
 
+def _states(requests: list[Request], drill: Drill) -> tuple[Counter[str], Counter[str]]:
+    """(requests by state, skipped ones by reason), each request filed under its outcome."""
+    states: Counter[str] = Counter()
+    skips: Counter[str] = Counter()
+    for request in requests:
+        states[request.state] += 1
+        drill.add(f"state:{request.state}", request.id)
+        label = _OUTCOME_OF.get(RequestState(request.state)) if request.state in _STATES else None
+        if label is not None:
+            drill.add(f"outcome:{label}", request.id)
+        if request.state == RequestState.SKIPPED.value:
+            reason = request.reason or "unspecified"
+            skips[reason] += 1
+            drill.add(f"skip:{reason}", request.id)
+    return states, skips
+
+
 def _summarise(
     requests: list[Request],
     actions: dict[int, list[ReviewAction]],
     since: datetime | None,
     generated: datetime,
+    entered_review: dict[int, list[datetime]],
 ) -> ReportData:
-    states: Counter[str] = Counter(r.state for r in requests)
-    skips: Counter[str] = Counter(
-        r.reason or "unspecified" for r in requests if r.state == "skipped"
-    )
-    spend = _spend(requests)
-    out = _outcomes(requests)
-    agreement, rejected = _moderation(actions)
+    drill = Drill()
+    ids = {r.id for r in requests}
+    mine = {i: a for i, a in actions.items() if i in ids}
+    states, skips = _states(requests, drill)
+    spend = _spend(requests, drill)
+    out = _outcomes(requests, drill)
+    agreement, rejected = _moderation(mine, drill)
     created = [r.created_at for r in requests]
     return ReportData(
         since=since,
@@ -261,7 +351,8 @@ def _summarise(
         skip_reasons=skips,
         modes=Counter(r.mode for r in requests),
         posted=states[RequestState.POSTED.value],
-        volume=_volume(requests),
+        drafted=out.drafted,
+        volume=_volume(requests, drill),
         verdicts=out.verdicts,
         tiers=Counter(
             dict(sorted(out.tiers.items(), key=lambda kv: TIER_RANK.get(Tier(kv[0]), 9)))
@@ -277,6 +368,10 @@ def _summarise(
         guard_failures=spend.guard,
         agreement=agreement,
         reject_reasons=rejected,
+        posted_replies=posted_replies(requests, mine),
+        moderators=moderators(requests, mine, entered_review),
+        rows=request_rows(requests, mine),
+        drill=drill,
     )
 
 
@@ -286,7 +381,8 @@ def _summarise(
 def _svg(fig: Figure) -> Markup:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    svg = buffer.getvalue()
+    # Bar links lead within the page: matplotlib's target="_blank" would open a new tab.
+    svg = buffer.getvalue().replace(' target="_blank"', "")
     # Inline SVG needs no XML prolog or DOCTYPE. matplotlib escapes text it writes (&, <, >),
     # so labels taken from data cannot inject markup: the output is ours to mark safe.
     return Markup(svg[svg.index("<svg") :])  # noqa: S704
@@ -296,7 +392,15 @@ def _label(text: str, width: int = 48) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def bar_chart(items: Sequence[tuple[str, float]], title: str, *, horizontal: bool = True) -> Markup:
+def bar_chart(
+    items: Sequence[tuple[str, float]],
+    title: str,
+    *,
+    horizontal: bool = True,
+    prefix: str | None = None,
+) -> Markup:
+    """Bars for (label, value) items. With a `prefix`, each bar links to the table row of its
+    key (`prefix:label`), whose request ids link on to the decisions: the drill-down."""
     with rc_context(_RC):
         height = max(1.6, 0.28 * len(items) + 0.8) if horizontal else 2.6
         fig = Figure(figsize=(7.0, height))
@@ -304,16 +408,19 @@ def bar_chart(items: Sequence[tuple[str, float]], title: str, *, horizontal: boo
         labels = [_label(label) for label, _ in items]
         values = [value for _, value in items]
         if horizontal:
-            ax.barh(range(len(items)), values, color=_BAR)
+            bars = ax.barh(range(len(items)), values, color=_BAR)
             ax.set_yticks(range(len(items)), labels)
             ax.invert_yaxis()
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         else:
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.bar(range(len(items)), values, color=_BAR)
+            bars = ax.bar(range(len(items)), values, color=_BAR)
             step = max(1, len(items) // 12)
             ticks = list(range(0, len(items), step))
             ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=30, ha="right")
+        if prefix is not None:
+            for bar, (label, _) in zip(bars, items, strict=True):
+                bar.set_url("#" + anchor(f"{prefix}:{label}"))
         ax.set_title(title)
         ax.spines[["top", "right"]].set_visible(False)
         return _svg(fig)
@@ -335,30 +442,52 @@ def _charts(data: ReportData) -> dict[str, Markup]:
     charts: dict[str, Markup] = {}
     if data.volume:
         charts["volume"] = bar_chart(
-            [(d.isoformat(), n) for d, n in data.volume], "Requests per day", horizontal=False
+            [(d.isoformat(), n) for d, n in data.volume],
+            "Requests per day",
+            horizontal=False,
+            prefix="day",
         )
     if data.total:
-        charts["outcomes"] = bar_chart([(k, v) for k, v in data.outcomes if v], "Outcomes")
+        charts["outcomes"] = bar_chart(
+            [(k, v) for k, v in data.outcomes if v], "Outcomes", prefix="outcome"
+        )
     if data.verdicts:
-        charts["verdicts"] = bar_chart(data.verdicts.most_common(), "Verdicts (latest decision)")
+        charts["verdicts"] = bar_chart(
+            data.verdicts.most_common(), "Verdicts (latest decision)", prefix="verdict"
+        )
     if data.tiers:
-        charts["tiers"] = bar_chart(list(data.tiers.items()), "Evidence cited, by tier")
+        charts["tiers"] = bar_chart(
+            list(data.tiers.items()), "Evidence cited in posted replies, by tier", prefix="tier"
+        )
     if data.publishers:
-        charts["publishers"] = bar_chart(data.publishers.most_common(15), "Publishers cited")
+        charts["publishers"] = bar_chart(
+            data.publishers.most_common(15),
+            "Publishers cited in posted replies",
+            prefix="publisher",
+        )
     if data.evidence_per_reply:
         charts["evidence"] = bar_chart(
             [(str(n), c) for n, c in sorted(data.evidence_per_reply.items())],
-            "Replies by number of evidence items",
+            "Posted replies by number of evidence items",
             horizontal=False,
+            prefix="evidence",
+        )
+    if data.abstain_reasons:
+        charts["abstain"] = bar_chart(
+            data.abstain_reasons.most_common(), "Abstentions by reason", prefix="abstain"
         )
     if data.latencies:
         charts["latency"] = histogram(data.latencies, "Decision latency", "seconds")
     if any(data.costs):
         charts["cost"] = histogram(data.costs, "LLM cost per decision", "USD")
     if data.guard_failures:
-        charts["guard"] = bar_chart(data.guard_failures.most_common(), "Guard failures by rule")
+        charts["guard"] = bar_chart(
+            data.guard_failures.most_common(), "Guard failures by rule", prefix="guard"
+        )
     if data.agreement:
-        charts["agreement"] = bar_chart(data.agreement.most_common(), "Moderator decisions")
+        charts["agreement"] = bar_chart(
+            data.agreement.most_common(), "Moderator decisions", prefix="agreement"
+        )
     return charts
 
 
@@ -373,6 +502,17 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def duration(seconds: float | None) -> str:
+    """Seconds as people read a wait: "45 s", "12 min", "3.5 h"; "-" when there is none."""
+    if seconds is None:
+        return "-"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def render_html(data: ReportData) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -385,7 +525,10 @@ def render_html(data: ReportData) -> str:
         "latency_p90": _percentile(data.latencies, 0.9),
         "cost_p50": _percentile(data.costs, 0.5),
         "cost_max": max(data.costs) if data.costs else 0.0,
+        "volume": [(day.isoformat(), n) for day, n in data.volume],
     }
+    env.globals["anchor"] = anchor
+    env.filters["duration"] = duration
     return env.get_template("report.html").render(data=data, stats=stats)
 
 

@@ -7,10 +7,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from bot.config import Settings
+from bot.memory_store import StoredMemory
 from bot.overrides import apply_overrides
 from pipeline.check import Checker
 from pipeline.toolkit import Toolkit
 from storage.db import Database, retry_when_locked
+from storage.images import SqlImageStore
 from storage.repositories import SqlDocumentStore
 
 
@@ -34,8 +36,14 @@ def open_runtime(settings: Settings, *, kit: Toolkit | None = None) -> Iterator[
     )
     settings = apply_overrides(settings, db)
     kit = kit or Toolkit.build(
-        settings.pipeline(), index_path=settings.index_path, store=SqlDocumentStore(db)
+        settings.pipeline(),
+        index_path=settings.index_path,
+        store=SqlDocumentStore(db),
+        images=SqlImageStore(db),
     )
+    if kit.memory is None and settings.memory.mode != "off":
+        # This deployment's experience memory, loaded once; the checks retrieve from it.
+        kit.memory = StoredMemory(db, settings.memory, embedder=kit.embedder)
     try:
         yield Runtime(settings=settings, db=db, kit=kit, checker=Checker(kit))
     finally:

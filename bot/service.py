@@ -18,23 +18,27 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from types import FrameType
 from typing import TypeVar
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy import select
 
 from adapters.base import Adapter
 from bot import platforms, review
 from bot.config import Settings
 from bot.intake import PollResult, poll
+from bot.logs import quiet_scheduler_logs
 from bot.posting import post_due
 from bot.runtime import Runtime
 from bot.timelines import PullReport, pull_timelines
 from bot.triage import triage_pending
 from bot.worker import Worker
 from pipeline.records import utcnow
-from storage.db import DatabaseBusy, retry_when_locked
+from storage.db import Database, DatabaseBusy, retry_when_locked
+from storage.models import Request, RequestState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -57,6 +61,41 @@ class CycleReport:
     posted: int = 0
     expired: int = 0
     timelines: PullReport = field(default_factory=PullReport)
+    # Requests this cycle left failed, waiting to retry, or with a post set aside: the
+    # technical failures `run --once` reports with a non-zero exit status.
+    failed_requests: list[int] = field(default_factory=list)
+
+    @property
+    def failed_polls(self) -> list[PollResult]:
+        return [p for p in self.polls if p.error is not None and not p.deferred]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed_polls and not self.failed_requests
+
+
+# Where a request ends when something went wrong technically (not a decision to abstain).
+_TROUBLE_STATES = (RequestState.FAILED.value, RequestState.RETRY.value)
+
+
+def failed_since(db: Database, since: datetime) -> list[int]:
+    """Requests changed since `since` that failed, wait for a retry, or hold a reply whose
+    posting was deferred after an error."""
+    with db.session() as session:
+        return list(
+            session.scalars(
+                select(Request.id)
+                .where(
+                    Request.updated_at >= since,
+                    Request.state.in_(_TROUBLE_STATES)
+                    | (
+                        (Request.state == RequestState.POSTING.value)
+                        & Request.last_error.is_not(None)
+                    ),
+                )
+                .order_by(Request.id)
+            )
+        )
 
 
 class Bot:
@@ -129,6 +168,7 @@ class Bot:
     def run_once(self) -> CycleReport:
         """One cycle. Raises `DatabaseBusy` when a lock outlasts every retry."""
         report = CycleReport()
+        started = utcnow()
         self.start()
         report.timelines = self.pull_timelines()
         for name in self.adapters:
@@ -136,11 +176,21 @@ class Bot:
         report.triaged = self._triage()
         report.processed = self._step("processing requests", self.worker.drain)
         report.expired, report.posted = self.maintenance()
+        report.failed_requests = self._step(
+            "counting failures", lambda: failed_since(self.db, started)
+        )
         return report
 
     def run_forever(self) -> None:
         self.start()
-        scheduler = BackgroundScheduler(timezone="UTC")
+        # One run of a job at a time; a start missed while the previous run worked is
+        # dropped, not queued (coalesce), and no "missed by" warning for a late start that is
+        # merely waiting its turn (grace).
+        scheduler = BackgroundScheduler(
+            timezone="UTC",
+            job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": 60},
+        )
+        quiet_scheduler_logs(debug=logging.getLogger().isEnabledFor(logging.DEBUG))
         for name, adapter in self.adapters.items():
             section = getattr(self.settings, name, None)
             interval = getattr(section, "poll_interval_s", 60.0)
@@ -149,25 +199,18 @@ class Bot:
                 "interval",
                 seconds=interval,
                 id=f"poll-{name}",
-                max_instances=1,
-                coalesce=True,
+                name=f"poll-{name}",
                 next_run_time=utcnow(),
             )
         scheduler.add_job(
-            self._job(self._drain_until_stopped),
-            "interval",
-            seconds=1,
-            id="drain",
-            max_instances=1,
-            coalesce=True,
+            self._job(self._drain_until_stopped), "interval", seconds=1, id="drain", name="drain"
         )
         scheduler.add_job(
             self.pull_timelines,
             "interval",
             seconds=self.settings.runtime.timeline_interval_s,
             id="authority-timelines",
-            max_instances=1,
-            coalesce=True,
+            name="authority-timelines",
             next_run_time=utcnow(),
         )
         scheduler.add_job(
@@ -175,12 +218,15 @@ class Bot:
             "interval",
             seconds=self.settings.runtime.maintenance_interval_s,
             id="maintenance",
-            max_instances=1,
-            coalesce=True,
+            name="maintenance",
         )
         self._install_signal_handlers()
         scheduler.start()
-        log.info("factnote running with adapters: %s", ", ".join(self.adapters))
+        log.info(
+            "factnote running in %s mode with adapters: %s",
+            self.settings.mode,
+            ", ".join(f"{n} ({self.settings.adapter_mode(n)})" for n in self.adapters),
+        )
         self._stop.wait()
         log.info("stopping: waiting for requests in flight")
         scheduler.shutdown(wait=True)

@@ -1,4 +1,8 @@
-"""Counting requests by outcome, for `factnote run --once`, `status` and the demo."""
+"""Counting requests by outcome, for `factnote run --once`, `status` and the demo.
+
+Requests from `factnote check` (platform `cli`, see `storage.repositories.create_cli_request`)
+are kept apart everywhere the bot's traffic is counted: nobody summoned the bot for them and
+nothing of theirs is posted, so counting them would make the bot look busier than it is."""
 
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Cursor, RateBudgetRow, Request
 
+# The platform of the request rows `factnote check` writes (storage.repositories).
+CLI_PLATFORM = "cli"
+
 
 @dataclass
 class Overview:
@@ -19,6 +26,7 @@ class Overview:
     recent_errors: list[tuple[int, str]] = field(default_factory=list)
     polls: list[Cursor] = field(default_factory=list)
     budgets: list[RateBudgetRow] = field(default_factory=list)
+    cli_checks: int = 0  # `factnote check` runs, not in by_state
 
     @property
     def total(self) -> int:
@@ -37,14 +45,18 @@ def poll_failing(cursor: Cursor) -> bool:
 def overview(db: Database) -> Overview:
     hour_ago = utcnow() - timedelta(hours=1)
     with db.session() as session:
+        bot = Request.platform != CLI_PLATFORM
         rows = session.execute(
-            select(Request.state, func.count(Request.id)).group_by(Request.state)
+            select(Request.state, func.count(Request.id)).where(bot).group_by(Request.state)
         ).all()
         needs = session.execute(
             select(Request.id, Request.summons_id)
-            .where(Request.state == "needs_llm")
+            .where(Request.state == "needs_llm", bot)
             .order_by(Request.id)
         ).all()
+        checks = session.scalar(
+            select(func.count(Request.id)).where(Request.platform == CLI_PLATFORM)
+        )
         errors = session.execute(
             select(Request.id, Request.last_error)
             .where(Request.last_error.is_not(None), Request.updated_at >= hour_ago)
@@ -59,4 +71,5 @@ def overview(db: Database) -> Overview:
         recent_errors=[(i, e or "") for i, e in errors],
         polls=polls,
         budgets=budgets,
+        cli_checks=int(checks or 0),
     )

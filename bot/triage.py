@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from adapters.base import Summons, TargetStatus
+from bot import lifecycle
 from bot.config import RuntimeConfig
 from bot.convert import command_word
 from bot.platforms import triage_policy
@@ -25,6 +26,7 @@ from storage.db import Database, is_lock_error
 from storage.models import OptOut, Request, RequestState
 
 log = logging.getLogger(__name__)
+_TRIAGE = lifecycle.Actor(lifecycle.ActorKind.TRIAGE)
 
 STOP_WORDS = frozenset({"stop", "unsubscribe", "opt out", "optout"})
 START_WORDS = frozenset({"start", "opt in", "optin"})
@@ -58,9 +60,9 @@ def triage_pending(db: Database, cfg: RuntimeConfig, bot_handles: dict[str, str]
                 if request is None or request.state != RequestState.RECEIVED.value:
                     continue
                 outcome = decide(session, request, cfg, bot_handles.get(request.platform, ""))
-                request.state = outcome.state.value
                 request.reason = outcome.reason
                 request.reused_from_id = outcome.reused_from
+                lifecycle.transition(session, request, outcome.state, outcome.reason, _TRIAGE)
         except Exception as exc:
             # One request that cannot be triaged (a bug, a row the code no longer reads)
             # must not hold every later one in `received`.
@@ -75,10 +77,13 @@ def triage_pending(db: Database, cfg: RuntimeConfig, bot_handles: dict[str, str]
 def _fail(db: Database, request_id: int, error: str) -> None:
     with db.transaction() as session:
         request = session.get(Request, request_id)
-        if request is not None and request.state == RequestState.RECEIVED.value:
-            request.state = RequestState.FAILED.value
-            request.reason = error[:1000]
-            request.last_error = error[:1000]
+        if request is None or request.state != RequestState.RECEIVED.value:
+            return
+        request.reason = error[:1000]
+        request.last_error = error[:1000]
+        lifecycle.transition(
+            session, request, RequestState.FAILED, error, _TRIAGE, lifecycle.Outcome(error=error)
+        )
 
 
 def decide(

@@ -31,7 +31,9 @@ from storage.models import LoginThrottle, User
 
 log = logging.getLogger(__name__)
 
-ROLES = ("admin", "moderator")
+# A senior moderator decides escalated items (so does an admin); a moderator decides the rest.
+ROLES = ("admin", "senior", "moderator")
+SENIOR_ROLES = frozenset({"admin", "senior"})
 MIN_PASSWORD_LENGTH = 10
 _USERNAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
@@ -60,6 +62,11 @@ class Account:
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    @property
+    def is_senior(self) -> bool:
+        """May decide escalated review items: a senior moderator or an admin."""
+        return self.role in SENIOR_ROLES
 
 
 def _account(row: User) -> Account:
@@ -97,6 +104,39 @@ def _set_active(db: Database, username: str, active: bool) -> Account:
         row.session_version += 1  # a disabled user's open sessions end now
         session.flush()
         return _account(row)
+
+
+def set_role(db: Database, username: str, role: str) -> Account:
+    if role not in ROLES:
+        raise UserError(f"role must be one of: {', '.join(ROLES)}")
+    with db.transaction() as session:
+        row = session.scalars(select(User).where(User.username == username)).first()
+        if row is None:
+            raise UserError(f"no user {username!r}")
+        row.role = role
+        session.flush()
+        return _account(row)
+
+
+def find_user(db: Database, username: str) -> Account | None:
+    with db.session() as session:
+        row = session.scalars(select(User).where(User.username == username)).first()
+        return _account(row) if row else None
+
+
+def reviewer(db: Database, username: str) -> Account:
+    """The active account a review action is done as (`factnote review ... --as NAME`);
+    UserError, in one line that says how to fix it, for an unknown or disabled name."""
+    account = find_user(db, username)
+    if account is None:
+        raise UserError(
+            f"no user {username!r}: review actions are done as a review-app account "
+            f"(list them with `factnote users list`, add one with "
+            f"`factnote users add NAME --role moderator`)"
+        )
+    if not account.active:
+        raise UserError(f"user {username!r} is disabled: review actions need an active account")
+    return account
 
 
 def disable_user(db: Database, username: str) -> Account:

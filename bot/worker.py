@@ -15,11 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import TypeVar
 
-from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from adapters.base import Adapter, Summons
+from bot import lifecycle, overrides
 from bot.config import Settings
-from bot.convert import reply_rules, target_post
+from bot.convert import reply_platform, target_post
+from bot.lifecycle import ActorKind
+from bot.platforms import finish_decision
 from bot.posting import post_one
 from bot.repeats import unrepeated
 from pipeline.check import Checker
@@ -30,8 +33,6 @@ from storage.repositories import add_decision, latest_decision
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-CLAIMABLE = (RequestState.QUEUED.value, RequestState.RETRY.value)
 
 
 class Worker:
@@ -46,45 +47,29 @@ class Worker:
         self.db = db
         self.checker = checker
         self.adapters = adapters
+        self.name = lifecycle.worker_name()
+        self._leases = lifecycle.LeaseKeeper(db, self.name, settings.runtime.lease_s)
 
     def recover(self) -> int:
-        """Requests a dead process left in `processing` go back to the queue. The pipeline has
-        no side effects, so running it again is safe. (One runner per database; see design.)"""
+        """Requests whose worker is gone go back to the queue: a lease that ran out, a lease
+        held by a process of this host that no longer exists (a crash: no need to wait for
+        its lease), and rows from before leases. The pipeline has no side effects, so running
+        one again is safe; a live worker's request, here or on another machine, is left alone."""
         with self.db.transaction() as session:
-            result = session.execute(
-                update(Request)
-                .where(Request.state == RequestState.PROCESSING.value)
-                .values(state=RequestState.QUEUED.value)
-                .execution_options(synchronize_session=False)
-            )
-            return int(result.rowcount)  # type: ignore[attr-defined]
+            moved = lifecycle.requeue_expired(session)
+            moved += lifecycle.requeue_dead_local(session, self.name)
+        return len(moved)
+
+    def stop(self) -> None:
+        """Stop renewing leases (the process is shutting down)."""
+        self._leases.stop()
 
     def claim_next(self) -> int | None:
-        now = utcnow()
         with self.db.transaction() as session:
-            candidates = session.scalars(
-                select(Request.id)
-                .where(
-                    Request.state.in_(CLAIMABLE),
-                    (Request.next_attempt_at.is_(None)) | (Request.next_attempt_at <= now),
-                )
-                .order_by(Request.id)
-                .limit(8)
-            ).all()
-            for request_id in candidates:
-                claimed = session.execute(
-                    update(Request)
-                    .where(Request.id == request_id, Request.state.in_(CLAIMABLE))
-                    .values(
-                        state=RequestState.PROCESSING.value,
-                        attempts=Request.attempts + 1,
-                        next_attempt_at=None,
-                    )
-                    .execution_options(synchronize_session=False)
-                )
-                if claimed.rowcount == 1:  # type: ignore[attr-defined]
-                    return request_id
-        return None
+            request_id = lifecycle.claim(session, self.name, self.settings.runtime.lease_s)
+        if request_id is not None:
+            self._leases.hold(request_id)
+        return request_id
 
     def drain(self, workers: int | None = None, stop: threading.Event | None = None) -> int:
         """Process every claimable request, `workers` at a time, until none is left or `stop`
@@ -114,7 +99,8 @@ class Worker:
             platform = request.platform
             reused_from = request.reused_from_id
             attempts = request.attempts
-        mode = self.settings.adapter_mode(platform)
+        # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
+        mode = overrides.live_mode(self.db, self.settings, platform)
         try:
             summons = Summons.model_validate(stored)  # a row it cannot read is this one's fault
             if reused_from is not None:
@@ -123,7 +109,12 @@ class Worker:
                 post = target_post(summons)
                 if post is None:
                     raise ValueError("queued request has no target post")
-                decision = self.checker.check(post, reply_rules(summons.platform))
+                decision = self.checker.check(post, reply_platform(summons.platform))
+            # The platform's own gates (Community Notes: tags, live URLs, evaluate score).
+            finished = finish_decision(
+                self.db, self.settings, self.adapters.get(platform), summons, decision
+            )
+            decision, mode = finished.decision, finished.mode or mode
         except Exception as exc:  # a bug must not stop the bot serving other requests
             log.exception("request %s: internal error", request_id)
             error = f"internal error: {exc!r}"
@@ -131,6 +122,7 @@ class Worker:
                 f"request {request_id}: recording the failure",
                 lambda: self._technical_failure(request_id, attempts, error),
             )
+            self._leases.release(request_id)
             return
         decision = self._locked_retry(
             f"request {request_id}: comparing with earlier replies",
@@ -142,6 +134,7 @@ class Worker:
             f"request {request_id}: recording the decision",
             lambda: self._record(request_id, decision, mode, attempts),
         )
+        self._leases.release(request_id)
         if state is RequestState.POSTING:
             adapter = self.adapters.get(summons.platform)
             if adapter is not None:
@@ -164,32 +157,34 @@ class Worker:
 
     def _record(
         self, request_id: int, decision: Decision, mode: str, attempts: int
-    ) -> RequestState:
+    ) -> RequestState | None:
+        """Store the decision and move the request on; None when this worker lost its lease
+        meanwhile (another worker runs the request again, and its result will count)."""
         runtime = self.settings.runtime
         with self.db.transaction() as session:
             request = session.get(Request, request_id)
             assert request is not None
+            if not lifecycle.holds_lease(session, request, self.name):
+                log.warning("request %s: lease lost while checking; result dropped", request_id)
+                return None
             add_decision(session, request, decision)
             request.mode = mode
             request.last_error = decision.error
+            reason = ""
             if decision.status is DecisionStatus.FAILED:
                 if attempts >= runtime.max_attempts:
                     state = RequestState.FAILED
-                    request.reason = f"failed after {attempts} attempt(s): {decision.error}"
+                    reason = f"failed after {attempts} attempt(s): {decision.error}"
                 else:
                     state = RequestState.RETRY
-                    delay = runtime.retry_backoff_s * 2 ** (attempts - 1)
-                    request.next_attempt_at = utcnow() + timedelta(seconds=delay)
-                    request.reason = f"attempt {attempts} failed: {decision.error}"
+                    request.next_attempt_at = lifecycle.retry_at(attempts, runtime.retry_backoff_s)
+                    reason = f"attempt {attempts} failed: {decision.error}"
             elif decision.status is DecisionStatus.NEEDS_LLM:
-                state = RequestState.NEEDS_LLM
-                request.reason = "needs an LLM endpoint"
+                state, reason = RequestState.NEEDS_LLM, "needs an LLM endpoint"
             elif decision.status is DecisionStatus.ABSTAIN:
-                state = RequestState.ABSTAINED
-                request.reason = "; ".join(decision.reasons)[:1000]
+                state, reason = RequestState.ABSTAINED, "; ".join(decision.reasons)[:1000]
             else:
                 request.reply_text = decision.reply
-                request.reason = ""
                 if mode == "live":
                     state = RequestState.POSTING
                 elif mode == "review":
@@ -197,19 +192,41 @@ class Worker:
                     request.review_deadline = utcnow() + timedelta(hours=runtime.review_ttl_h)
                 else:
                     state = RequestState.DRY_RUN
-            request.state = state.value
+            request.reason = reason
+            self._finish(session, request, state, reason, decision)
         return state
+
+    def _finish(
+        self,
+        session: Session,
+        request: Request,
+        state: RequestState,
+        reason: str,
+        decision: Decision | None = None,
+        error: str | None = None,
+    ) -> None:
+        outcome = lifecycle.Outcome(
+            verdict=decision.verdict if decision else None,
+            error=error or (decision.error if decision else None),
+            timings=decision.timings if decision else None,
+        )
+        request.lease_owner = None
+        request.lease_until = None
+        lifecycle.transition(
+            session, request, state, reason, lifecycle.Actor(ActorKind.WORKER, self.name), outcome
+        )
 
     def _technical_failure(self, request_id: int, attempts: int, error: str) -> None:
         runtime = self.settings.runtime
         with self.db.transaction() as session:
             request = session.get(Request, request_id)
             assert request is not None
+            if not lifecycle.holds_lease(session, request, self.name):
+                return
             request.last_error = error[:1000]
             if attempts >= runtime.max_attempts:
-                request.state = RequestState.FAILED.value
                 request.reason = f"failed after {attempts} attempt(s): {error}"[:1000]
-            else:
-                request.state = RequestState.RETRY.value
-                delay = runtime.retry_backoff_s * 2 ** (attempts - 1)
-                request.next_attempt_at = utcnow() + timedelta(seconds=delay)
+                self._finish(session, request, RequestState.FAILED, request.reason, error=error)
+                return
+            request.next_attempt_at = lifecycle.retry_at(attempts, runtime.retry_backoff_s)
+            self._finish(session, request, RequestState.RETRY, "", error=error)

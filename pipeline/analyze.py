@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from pipeline.context import CheckContext
 from pipeline.describe import has_image_text, post_block
-from pipeline.llm import CallLedger, LLMClient
+from pipeline.llm import LLMClient
 from pipeline.prompts import ANALYZE_SYSTEM, analyze_user
 from pipeline.records import ClaimAnalysis, Post
 
 TEXT_QUERIES = 3  # MUSE: 3 queries for text posts
-IMAGE_QUERIES = 5  # and 5 when images are described
+IMAGE_QUERIES = 5  # and 5 when the post has images (MUSE)
 
 
 class AnalysisAnswer(BaseModel):
@@ -24,17 +25,20 @@ class AnalysisAnswer(BaseModel):
 
 
 def query_count(post: Post) -> int:
-    return IMAGE_QUERIES if has_image_text(post) else TEXT_QUERIES
+    quoted = post.quoted.images if post.quoted is not None else []
+    return IMAGE_QUERIES if post.images or quoted or has_image_text(post) else TEXT_QUERIES
 
 
-def analyze(post: Post, llm: LLMClient, ledger: CallLedger) -> ClaimAnalysis:
-    n = query_count(post)
+def analyze(ctx: CheckContext, llm: LLMClient, guidance: str = "") -> ClaimAnalysis:
+    """`guidance`: experience memory for this call (`pipeline.memory.Recall`), or ""."""
+    n = query_count(ctx.post)
+    user = analyze_user(post_block(ctx.post), n)
     answer = llm.structured(
         "analyze",
         system=ANALYZE_SYSTEM,
-        user=analyze_user(post_block(post), n),
+        user=f"{user}\n\n{guidance}" if guidance else user,
         schema=AnalysisAnswer,
-        ledger=ledger,
+        ledger=ctx.ledger,
     )
     queries = _clean(answer.queries)[:n]
     claims = _clean(answer.claims)[:3]
@@ -55,8 +59,10 @@ def analyze(post: Post, llm: LLMClient, ledger: CallLedger) -> ClaimAnalysis:
 
 
 def fallback_analysis(post: Post) -> ClaimAnalysis:
-    """Without an LLM: search with the post's own words, so retrieval still does real work."""
-    text = " ".join(post.text.split())
+    """Without an LLM: search with the post's own words and the text read in its images, so
+    retrieval still does real work."""
+    read = [image.text for image in post.images if image.text]
+    text = " ".join(" ".join([post.text, *read]).split())
     return ClaimAnalysis(checkable=True, claims=[text], queries=[text[:200]] if text else [])
 
 

@@ -31,11 +31,14 @@ from pipeline.claims import (
     usable_as_evidence,
     verdict_for,
 )
-from pipeline.describe import cap_post, detect_language, post_block
+from pipeline.context import CheckContext
+from pipeline.describe import cap_post, detect_language
 from pipeline.failures import PipelineFailure
-from pipeline.head_start import HeadStart
-from pipeline.images import describe_post_images
-from pipeline.llm import CallLedger
+from pipeline.head_start import HeadStart, start_head_start
+from pipeline.images import ImageReader, merge_matches, unreadable_only
+from pipeline.known_claims import find_known_claims
+from pipeline.memory import Phase, Recall
+from pipeline.pages import PagePreparer
 from pipeline.records import (
     ClaimAnalysis,
     Decision,
@@ -50,13 +53,9 @@ from pipeline.records import (
     utcnow,
 )
 from pipeline.research import Research, ResearchOutcome
+from pipeline.scheduler import ResearchScheduler, tiered_search
 from pipeline.toolkit import Toolkit
-from pipeline.write import (
-    draft_reply,
-    early_draft,
-    reply_rules,
-    writer_order,
-)
+from pipeline.write import draft_reply, early_draft, writer_order
 
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
 
@@ -95,18 +94,27 @@ class _Run:
         self.kit = kit
         # A copy (image descriptions are filled in), cut to the prompt limits: every stage
         # reads this one, so no prompt carries more of the post than `llm.max_post_chars`.
-        self.post, cuts = cap_post(post.model_copy(deep=True), kit.cfg.llm)
-        self.platform = platform
-        self.as_of = as_of
-        self.replay = replay
-        self.ledger = CallLedger()
+        capped, cuts = cap_post(post.model_copy(deep=True), kit.cfg.llm)
+        self.ctx = CheckContext(
+            post=capped,
+            platform=platform,
+            as_of=as_of,
+            replay=replay,
+            lang=detect_language(capped),
+            use_llm=kit.llm.configured,
+        )
         self.trace = Trace()
         self.timings: dict[str, float] = {}
-        self.lang = detect_language(self.post)
         # Known-claim matches not used as evidence: shown to moderators with every decision.
         self.suggestions: list[str] = []
         self.notes: list[str] = cuts  # things worth knowing that did not stop the run
         self.head_start: HeadStart | None = None
+        self.preparer = PagePreparer(kit, self.ctx)
+        self.recall = Recall(kit.memory, kit.cfg.memory)  # experience memory, per phase
+        self._writing_memory: str | None = None
+        self.scheduler = ResearchScheduler(
+            tiered_search(kit), self.preparer.prepare, kit.cfg.research
+        )
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -132,12 +140,13 @@ class _Run:
         candidates: Sequence[Passage] = (),
         error: str | None = None,
     ) -> Decision:
-        self.trace.llm_calls = list(self.ledger.calls)
+        self.trace.llm_calls = list(self.ctx.ledger.calls)
+        self.trace.memory = list(self.recall.used)
         return Decision(
             status=status,
-            platform=self.platform,
-            as_of=self.as_of,
-            lang=self.lang,
+            platform=self.ctx.platform,
+            as_of=self.ctx.as_of,
+            lang=self.ctx.lang,
             trace=self.trace,
             timings=self.timings,
             reasons=[*reasons, *self.suggestions, *self.notes],
@@ -188,28 +197,38 @@ class _Run:
         return decision
 
     def _execute(self) -> Decision:
-        use_llm = self.kit.llm.configured
-        if use_llm and self.kit.cfg.research.head_start:
+        if self.ctx.use_llm and self.kit.cfg.research.head_start:
             # Search the post's own words while the LLM analyses it (see pipeline.head_start).
-            self.head_start = HeadStart(self.kit, self.post, as_of=self.as_of, replay=self.replay)
             with self.timed("head_start"):
-                self.head_start.start()
+                self.head_start = start_head_start(
+                    self.scheduler, self.ctx.post, self.kit.cfg.search
+                )
         try:
-            return self._checked(use_llm)
+            return self._checked()
         finally:
-            if self.head_start is not None:
-                self.head_start.close()
+            self.scheduler.close()
 
-    def _checked(self, use_llm: bool) -> Decision:
-        if use_llm and _undescribed_images(self.post):
+    def _checked(self) -> Decision:
+        ctx = self.ctx
+        image_matches: list[ClaimMatch] = []
+        if _undescribed_images(ctx.post):
             with self.timed("describe"):
-                self.notes.extend(describe_post_images(self.post, self.kit.llm, self.ledger))
+                images = ImageReader.for_kit(self.kit).read_post(ctx.post, ctx.ledger, ctx.as_of)
+            self.trace.images, image_matches = images.reports, images.claim_matches
+            self.notes.extend([*images.problems, *images.notes])
+            if (unreadable := unreadable_only(ctx.post, images.reports)) is not None:
+                return self.decision(
+                    DecisionStatus.ABSTAIN,
+                    verdict=Verdict.NOT_CHECKABLE,
+                    reasons=[f"not checkable: {unreadable}"],
+                )
         with self.timed("analyze"):
-            analysis = (
-                analyze(self.post, self.kit.llm, self.ledger)
-                if use_llm
-                else fallback_analysis(self.post)
-            )
+            if ctx.use_llm:
+                # The analysis writes the queries too, so search lessons guide it as well.
+                guidance = self.recall.guidance((Phase.ANALYSIS, Phase.SEARCH), ctx.post.text)
+                analysis = analyze(ctx, self.kit.llm, guidance)
+            else:
+                analysis = fallback_analysis(ctx.post)
         self.trace.analysis = analysis
         if not analysis.checkable:
             return self.decision(
@@ -219,19 +238,21 @@ class _Run:
             )
 
         with self.timed("known_claims"):
-            matches = self._known_claims(analysis)
+            matches = merge_matches(
+                self._known_claims(analysis), image_matches, self.kit.cfg.claims.max_matches
+            )
         usable = [m for m in matches if usable_as_evidence(m)]
         self.suggestions = [_suggestion(m) for m in matches if not usable_as_evidence(m)]
         fact_checks = [e for e in (self._fact_check(m) for m in usable) if e is not None]
-        if not use_llm and usable:
+        if not ctx.use_llm and usable:
             templated = self._templated(usable[0])
             if templated is not None:
                 return templated
 
         with self.timed("research"):
-            outcome = self._research(analysis, use_llm, fact_checks)
+            outcome = self._research(analysis, fact_checks)
         self.trace.rounds = outcome.rounds
-        if not use_llm:
+        if not ctx.use_llm:
             return self._needs_llm(outcome)
         # Fact-checks first: the writer leans on the first items (order_evidence sorted them
         # among the web evidence by tier and relevance only).
@@ -246,24 +267,15 @@ class _Run:
             )
         return self._write_and_guard(outcome)
 
-    def _research(
-        self, analysis: ClaimAnalysis, use_llm: bool, prior: list[Evidence]
-    ) -> ResearchOutcome:
+    def _research(self, analysis: ClaimAnalysis, prior: list[Evidence]) -> ResearchOutcome:
         research = Research(
             self.kit,
-            self.post,
+            self.ctx,
             analysis,
-            as_of=self.as_of,
-            replay=self.replay,
-            ledger=self.ledger,
-            use_llm=use_llm,
+            self.scheduler,
+            self.preparer,
             prior=prior,
             head_start=self.head_start,
-            reply_rules=(
-                reply_rules(self.platform, self.lang)
-                if use_llm and self.kit.cfg.research.draft_with_evidence
-                else None
-            ),
         )
         return research.run()
 
@@ -275,22 +287,26 @@ class _Run:
         index = self.kit.claim_index
         if index is None:
             return []
-        best: dict[str, ClaimMatch] = {}
-        for text in dict.fromkeys([*analysis.claims, self.post.text]):
-            for found in index.match(text, as_of=self.as_of):
-                key = found.record.key
-                if key not in best or found.score > best[key].score:
-                    best[key] = found
-        return sorted(best.values(), key=lambda m: -m.score)[: index.cfg.max_matches]
+        known = find_known_claims(
+            index,
+            [*analysis.claims, self.ctx.post.text],
+            lang=self.ctx.lang,
+            as_of=self.ctx.as_of,
+            llm=self.kit.llm if self.ctx.use_llm else None,
+            ledger=self.ctx.ledger,
+        )
+        self.notes.extend(known.notes)
+        return known.matches
 
     def _fact_check(self, match: ClaimMatch) -> Evidence | None:
         index = self.kit.claim_index
-        assert index is not None
+        # An image match needs no claim index (pipeline.images); its thresholds still apply.
+        claims_cfg = index.cfg if index is not None else self.kit.cfg.claims
         return fact_check_evidence(
             match,
             self.kit.publishers,
             min_confidence=self.kit.cfg.guard.min_confidence,
-            strong=index.cfg.strong_threshold,
+            strong=claims_cfg.strong_threshold,
         )
 
     def _templated(self, match: ClaimMatch) -> Decision | None:
@@ -299,17 +315,17 @@ class _Run:
         if item is None:
             return None
         verdict = verdict_for(match)
-        text = templated_reply(match, self.platform, self.kit.cfg.guard)
+        text = templated_reply(match, self.ctx.platform, self.kit.cfg.guard, self.ctx.lang)
         self.trace.drafts.append(text)
         with self.timed("guard"):
             report = guard.check_decision(
                 text,
-                self.platform,
+                self.ctx.platform,
                 evidence=[item],
                 verdict=verdict,
                 confidence=item.confidence,
                 cfg=self.kit.cfg.guard,
-                post_text=self.post.text,
+                post_text=self.ctx.post.text,
             )
         self.trace.guard.append(report)
         if not report.valid:
@@ -333,6 +349,14 @@ class _Run:
             ],
         )
 
+    def _writing_guidance(self) -> str:
+        """Writing-phase memory, retrieved once per check: rewrites see the same items."""
+        if self._writing_memory is None:
+            claims = self.trace.analysis.claims if self.trace.analysis else []
+            query = " ".join([self.ctx.post.text, *claims])
+            self._writing_memory = self.recall.guidance((Phase.WRITING,), query)
+        return self._writing_memory
+
     def _needs_llm(self, outcome: ResearchOutcome) -> Decision:
         found = len(outcome.candidates)
         return self.decision(
@@ -350,7 +374,6 @@ class _Run:
         feedback: str | None = None
         text: str | None = None
         report = None
-        block = post_block(self.post)
         early = early_draft(outcome.drafts, verdict, outcome.evidence)
         notes: list[str] = []
         for _attempt in range(1 + self.kit.cfg.guard.max_rewrites):
@@ -361,27 +384,25 @@ class _Run:
             else:
                 with self.timed("write"):
                     text = draft_reply(
-                        post_block=block,
+                        self.ctx,
+                        self.kit.llm,
                         verdict=verdict,
                         evidence=outcome.evidence,
-                        platform=self.platform,
-                        lang=self.lang,
-                        llm=self.kit.llm,
-                        ledger=self.ledger,
                         feedback=feedback,
                         previous=text,
+                        guidance=self._writing_guidance(),
                     )
                 notes = []
             self.trace.drafts.append(text)
             with self.timed("guard"):
                 report = guard.check_decision(
                     text,
-                    self.platform,
+                    self.ctx.platform,
                     evidence=outcome.evidence,
                     verdict=verdict,
                     confidence=outcome.assessment.confidence,
                     cfg=self.kit.cfg.guard,
-                    post_text=self.post.text,
+                    post_text=self.ctx.post.text,
                 )
             self.trace.guard.append(report)
             if report.valid:
@@ -408,6 +429,7 @@ def _suggestion(match: ClaimMatch) -> str:
     notes = [f"{match.strength.value} match", f"rated {record.rating.value}"]
     if match.possibly_outdated:
         notes.append("possibly outdated")
+    notes.extend(match.demoted)  # why a strong-scoring match was not used
     return (
         f"suggested fact-check: {record.review_url} (score {match.score:.2f}; {', '.join(notes)})"
     )

@@ -27,7 +27,8 @@ reviews of the file are still imported.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,7 +42,7 @@ from pipeline.claims import ClaimRecord, ClaimSource
 from pipeline.domains import registrable_domain
 from pipeline.extract import decode_body, parse_content_type, parse_date
 from pipeline.fetch import Fetcher, FetchFailure
-from pipeline.ratings import normalise_rating
+from pipeline.ratings import Rating, RatingTable, known_rating_text, normalise_rating
 from pipeline.urls import canonical_url
 
 _MAX_DEPTH = 12  # JSON-LD nesting deeper than this is not a publisher's markup
@@ -474,3 +475,28 @@ def read_url(url: str, fetcher: Fetcher) -> ImportResult:
 def fetch_records(url: str, fetcher: Fetcher) -> list[ClaimRecord]:
     """The records `read_url` finds (reviews left out are dropped silently)."""
     return read_url(url, fetcher).records
+
+
+# --- rating texts nobody mapped --------------------------------------------------------------
+
+
+def apply_rating_map(records: list[ClaimRecord], mapping: Mapping[str, str]) -> list[ClaimRecord]:
+    """The records with a deployer's own rating texts (`claims.rating_map`) read their way;
+    records whose text the map does not name are returned as they are."""
+    if not mapping:
+        return records
+    table = RatingTable({"deployer": {k: Rating(v) for k, v in mapping.items()}})
+    out: list[ClaimRecord] = []
+    for record in records:
+        found = table.lookup(record.rating_text) if record.rating_text else None
+        out.append(record if found is None else record.model_copy(update={"rating": found}))
+    return out
+
+
+def unknown_rating_texts(
+    records: list[ClaimRecord], mapping: Mapping[str, str] | None = None
+) -> Counter[str]:
+    """How often each rating text that neither the table, the patterns nor `mapping` know
+    occurs: those reviews stay unrated until a deployer maps the text."""
+    extra = {k: Rating(v) for k, v in (mapping or {}).items()}
+    return Counter(r.rating_text for r in records if not known_rating_text(r.rating_text, extra))

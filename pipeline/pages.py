@@ -2,8 +2,9 @@
 
 Shared by the research rounds and the head start (`pipeline.head_start`). Preparing is split
 in two because the head start fetches and encodes pages before the claims are known: the
-expensive part (`fetch_and_encode`: download, extraction, the embedding model) runs then, the
-cheap part (`score`: a matrix product against the post and its claims) once they are.
+expensive part (`PagePreparer.prepare`: download, extraction, the embedding model) runs then,
+the cheap part (`PagePreparer.score`: a matrix product against the post and its claims) once
+they are. Each returns a new `PageOutcome` (`pipeline.page_outcome`).
 
 The embedding model is one serial resource per process. `ScoringGate` hands it to the most
 urgent page first (High tier before Medium before Low), because the High tier's pages are the
@@ -18,45 +19,16 @@ import heapq
 import itertools
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import replace
 
+from pipeline.context import CheckContext
 from pipeline.fetch import usability
-from pipeline.records import (
-    SEARCH_TIERS,
-    Document,
-    DocumentUse,
-    Passage,
-    SearchResult,
-    SkipReason,
-    Tier,
-)
-from pipeline.relevance import EncodedPage, FloatMatrix, encode_page, score_encoded
+from pipeline.page_outcome import PageOutcome, PageReason, unusable_reason
+from pipeline.records import SEARCH_TIERS, SearchResult, Tier
+from pipeline.relevance import FloatMatrix, encode_page, score_encoded
 from pipeline.toolkit import Toolkit
 from pipeline.urls import canonical_url
-
-
-@dataclass
-class PreparedPage:
-    result: SearchResult
-    tier: Tier
-    doc: Document
-    use: DocumentUse
-    encoded: EncodedPage | None = None  # set when the page passed the filters
-    passages: list[Passage] = field(default_factory=list)  # set by `score` when relevant
-
-
-@dataclass
-class TierPages:
-    """What a tier's searches found and its pages being prepared (one future per result, in
-    the same order)."""
-
-    results: list[SearchResult] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    failed: bool = False  # every search of the tier failed
-    pages: list[Future[PreparedPage]] = field(default_factory=list)
 
 
 class ScoringGate:
@@ -114,77 +86,69 @@ class SeenUrls:
         return fresh
 
 
-def fetch_and_encode(
-    kit: Toolkit,
-    result: SearchResult,
-    tier: Tier,
-    *,
-    as_of: datetime,
-    replay: bool,
-    gate: ScoringGate,
-    skip: threading.Event | None = None,
-) -> PreparedPage:
-    """Fetch one result, apply the as-of, length and dateless rules, and encode its passages.
+class PagePreparer:
+    """Prepares the pages of one check: the as-of and replay rules, and one `ScoringGate` for
+    the head start and every round, so the model always goes to the most urgent page."""
 
-    When `skip` is set by the time the page is downloaded (the round has already met its stop
-    rule), the model is not run for it."""
-    rating = kit.publishers.lookup(result.url)
-    doc = kit.get_document(result.url)
-    if doc.ok and doc.published is None and result.published is not None:
-        doc = doc.model_copy(update={"published": result.published, "date_source": "search"})
-    use = DocumentUse(
-        url=result.url,
-        tier=tier,
-        used=False,
-        published=doc.published,
-        content_hash=doc.content_hash,
-    )
-    reason = usability(
-        doc,
-        as_of=as_of,
-        replay=replay,
-        reference_ok=rating.reference or tier is Tier.HIGH,
-        cfg=kit.cfg.fetch,
-    )
-    if reason is not None:
-        use.reason = reason
-        return PreparedPage(result, tier, doc, use)
-    if skip is not None and skip.is_set():
-        use.reason = SkipReason.NOT_NEEDED
-        return PreparedPage(result, tier, doc, use)
-    text = doc.text[: kit.cfg.fetch.max_page_chars * 10]
-    url = doc.final_url or doc.url
-    encoded = kit.passages.get(doc.content_hash, text, url, kit.cfg.relevance)
-    if encoded is None:
+    def __init__(self, kit: Toolkit, ctx: CheckContext) -> None:
+        self.kit = kit
+        self.ctx = ctx
+        self.gate = ScoringGate()
 
-        @contextmanager
-        def turn() -> Iterator[bool]:
-            with gate.turn(tier):
-                # Asked at every turn: the wait for the model can be long, and the round may
-                # be over by now.
-                yield skip is None or not skip.is_set()
-
-        encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance, turn=turn)
+    def prepare(self, result: SearchResult, tier: Tier, stop: threading.Event) -> PageOutcome:
+        """Fetch one result, apply the as-of, length and dateless rules, and encode its
+        passages. When `stop` is set by the time the page is downloaded (the round has already
+        met its stop rule), the model is not run for it."""
+        kit = self.kit
+        doc = kit.get_document(result.url)
+        # Rate where the link led: the fetcher followed DOI/shortener redirects, SSRF-checked.
+        rating = kit.publishers.lookup(doc.final_url or result.url)
+        if doc.ok and doc.published is None and result.published is not None:
+            doc = doc.model_copy(update={"published": result.published, "date_source": "search"})
+        unusable = usability(
+            doc,
+            as_of=self.ctx.as_of,
+            replay=self.ctx.replay,
+            reference_ok=rating.reference or tier is Tier.HIGH,
+            cfg=kit.cfg.fetch,
+        )
+        if unusable is not None:
+            return PageOutcome(result, tier, unusable_reason(unusable), doc, detail=unusable)
+        if stop.is_set():
+            return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
+        text = doc.text[: kit.cfg.fetch.max_page_chars * 10]
+        url = doc.final_url or doc.url
+        encoded = kit.passages.get(doc.content_hash, text, url, kit.cfg.relevance)
         if encoded is None:
-            use.reason = SkipReason.NOT_NEEDED
-            return PreparedPage(result, tier, doc, use)
-        kit.passages.put(doc.content_hash, text, kit.cfg.relevance, encoded)
-    return PreparedPage(result, tier, doc, use, encoded=encoded)
+            gate = self.gate
 
+            @contextmanager
+            def turn() -> Iterator[bool]:
+                with gate.turn(tier):
+                    # Asked at every turn: the wait for the model can be long, and the round
+                    # may be over by now.
+                    yield not stop.is_set()
 
-def score(page: PreparedPage, queries: FloatMatrix, kit: Toolkit) -> PreparedPage:
-    """Score an encoded page against the post and its claims; mark it used when relevant."""
-    if page.encoded is None:
-        return page
-    cfg = kit.cfg.relevance
-    scored = score_encoded(page.encoded, queries, cfg)
-    page.use.relevance = round(scored.score, 4)
-    if scored.score < cfg.page_threshold or not scored.passages:
-        page.use.used = False
-        page.use.reason = f"relevance {scored.score:.2f} below {cfg.page_threshold:.2f}"
-        page.passages = []
-        return page
-    page.use.used = True
-    page.use.reason = ""
-    page.passages = scored.passages
-    return page
+            encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance, turn=turn)
+            if encoded is None:
+                return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
+            kit.passages.put(doc.content_hash, text, kit.cfg.relevance, encoded)
+        return PageOutcome(result, tier, PageReason.READY, doc, encoded=encoded)
+
+    def score(self, page: PageOutcome, queries: FloatMatrix) -> PageOutcome:
+        """Score an encoded page against the post and its claims: kept when relevant."""
+        if page.encoded is None:
+            return page
+        cfg = self.kit.cfg.relevance
+        scored = score_encoded(page.encoded, queries, cfg)
+        relevance = round(scored.score, 4)
+        if scored.score < cfg.page_threshold or not scored.passages:
+            detail = f"relevance {scored.score:.2f} below {cfg.page_threshold:.2f}"
+            return replace(page.but(PageReason.IRRELEVANT, detail), relevance=relevance)
+        return replace(
+            page,
+            reason=PageReason.KEPT,
+            detail="",
+            relevance=relevance,
+            passages=tuple(scored.passages),
+        )

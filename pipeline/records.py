@@ -11,6 +11,10 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+# Re-exported (the `as` form) for storage, which may import this module only.
+from pipeline.image_records import ImageReport as ImageReport
+from pipeline.image_records import SeenImage as SeenImage
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -76,6 +80,7 @@ class Image(BaseModel):
     source: str  # local path or URL
     alt_text: str | None = None
     description: str | None = None
+    text: str | None = None  # the text read in it offline (OCR), filled by pipeline.images
 
 
 class Post(BaseModel):
@@ -222,6 +227,8 @@ class ProblemCode(StrEnum):
     TOO_LONG = "too_long"
     INVALID_CHARACTERS = "invalid_characters"
     NOTES_NEED_URL = "notes_need_url"
+    NOTES_HASHTAG = "notes_hashtag"
+    NOTES_BOILERPLATE = "notes_boilerplate"
     URL_HIDDEN_CHARACTERS = "url_hidden_characters"
     URL_NOT_NORMALISED = "url_not_normalised"
     URL_CREDENTIALS = "url_credentials"
@@ -292,12 +299,23 @@ class RoundTrace(BaseModel):
     search_errors: list[str] = Field(default_factory=list)
 
 
+class MemoryUse(BaseModel):
+    """A memory item shown to one LLM call of the check (pipeline.memory), for the trace."""
+
+    id: str
+    phase: str  # analysis | search | writing
+    trigger: str
+    score: float
+
+
 class Trace(BaseModel):
     analysis: ClaimAnalysis | None = None
     rounds: list[RoundTrace] = Field(default_factory=list)
     llm_calls: list[LLMCall] = Field(default_factory=list)
     guard: list[GuardReport] = Field(default_factory=list)
     drafts: list[str] = Field(default_factory=list)
+    images: list[ImageReport] = Field(default_factory=list)  # intake, OCR, matches per image
+    memory: list[MemoryUse] = Field(default_factory=list)  # guidance items shown, per phase
 
 
 class Decision(BaseModel):

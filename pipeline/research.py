@@ -24,6 +24,10 @@ best few are judged by the LLM and those that support or refute become evidence.
 already meet the stop rule, the web is not searched at all. Without an LLM the statements are
 kept as candidate passages.
 
+The decisions (which pages to extract, the stop rule, when to wait, when to re-query) are pure
+functions in `pipeline.research_plan`; the threads belong to `pipeline.scheduler`; each page's
+fate is a frozen `PageOutcome`, written into the round's trace once, when the round ends.
+
 Technical failures (every search provider down, an LLM error) raise; they are never turned
 into "no evidence".
 """
@@ -31,55 +35,47 @@ into "no evidence".
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel
 
 from pipeline import evidence as evidence_stage
-from pipeline.authority import AuthorityStance, judge_stances, relevant_accounts, to_evidence
+from pipeline.authority_evidence import authority_evidence
+from pipeline.context import CheckContext
 from pipeline.describe import post_block, query_texts
 from pipeline.head_start import HeadStart
-from pipeline.llm import CallLedger
-from pipeline.pages import (
-    PreparedPage,
-    ScoringGate,
-    SeenUrls,
-    TierPages,
-    fetch_and_encode,
-    score,
-)
-from pipeline.prompts import REQUERY_SYSTEM, cut_text, quote_untrusted, requery_user
+from pipeline.page_outcome import PageOutcome, PageReason
+from pipeline.pages import PagePreparer
+from pipeline.prompts import REQUERY_SYSTEM, quote_untrusted, requery_user
 from pipeline.records import (
     SEARCH_TIERS,
     ClaimAnalysis,
     Document,
-    DocumentUse,
     EarlyDraft,
     Evidence,
     Passage,
-    Post,
     RoundTrace,
     SearchResult,
-    SkipReason,
     Tier,
 )
-from pipeline.relevance import FloatMatrix, encode_queries
+from pipeline.relevance import FloatMatrix, encode_queries, relevance_texts
+from pipeline.research_plan import (
+    not_needed,
+    plan_tier,
+    research_done,
+    results_per_query,
+    set_aside_known,
+    stop_rule,
+    worth_waiting,
+)
+from pipeline.scheduler import ResearchScheduler, TierPages, finished
 from pipeline.search.base import SearchError
-from pipeline.search.tiered import TierSearchOutcome
 from pipeline.toolkit import Toolkit
 from pipeline.urls import canonical_url
-from pipeline.verdict import (
-    Assessment,
-    assess,
-    order_evidence,
-    refuting_pages,
-    should_stop_searching,
-)
-from pipeline.write import MAX_EVIDENCE_IN_PROMPT, writer_order
+from pipeline.verdict import Assessment, assess, order_evidence
+from pipeline.write import MAX_EVIDENCE_IN_PROMPT, writer_order, writing_rules
 
 QUERIES_PER_REQUERY = 3
 
@@ -101,19 +97,56 @@ class ResearchOutcome:
     drafts: list[EarlyDraft] = field(default_factory=list)  # the extractor's, in call order
 
 
+@dataclass(frozen=True)
+class _Extracted:
+    """One extraction call's answer: per page its evidence and the quotes it dropped."""
+
+    pages: list[tuple[list[Evidence], str]]
+    draft: EarlyDraft | None
+    order: int  # calls are numbered as started, not as finished
+
+
+@dataclass(frozen=True)
+class _InFlight:
+    slots: list[int]  # where its pages stand in the round's outcomes
+    call: Future[_Extracted]
+
+
 @dataclass
 class _RoundState:
-    """What one round has so far: evidence for the stop rule, extractions in flight, and
-    whether the stop rule was met."""
+    """What one round has so far: its pages' outcomes in trace order, evidence for the stop
+    rule, extractions in flight, and whether the stop rule was met."""
 
     have: list[Evidence]
-    found: list[tuple[PreparedPage, list[Evidence]]] = field(default_factory=list)
-    # Extraction calls in flight: the pages of each batch, and one evidence list per page.
-    pending: list[tuple[list[PreparedPage], Future[list[list[Evidence]]]]] = field(
-        default_factory=list
-    )
+    outcomes: list[PageOutcome] = field(default_factory=list)
+    results: list[SearchResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    found: list[tuple[PageOutcome, list[Evidence]]] = field(default_factory=list)
+    drafts: list[tuple[int, EarlyDraft]] = field(default_factory=list)
+    pending: list[_InFlight] = field(default_factory=list)
     stopped: bool = False
     failed_tiers: int = 0
+
+    def add(self, pages: Sequence[PageOutcome]) -> list[int]:
+        """Append pages to the trace order; their positions."""
+        start = len(self.outcomes)
+        self.outcomes.extend(pages)
+        return list(range(start, len(self.outcomes)))
+
+    def settle_all(self) -> None:
+        """Wait for every extraction in flight and take in what it found."""
+        for flight in self.pending:
+            extracted = flight.call.result()
+            if extracted.draft is not None:
+                self.drafts.append((extracted.order, extracted.draft))
+            for slot, (items, rejected) in zip(flight.slots, extracted.pages, strict=True):
+                page = self.outcomes[slot]
+                if rejected:
+                    page = replace(page, detail=rejected)
+                    self.outcomes[slot] = page
+                self.have.extend(items)
+                self.found.append((page, items))
+        self.pending = []
 
 
 class Research:
@@ -122,99 +155,88 @@ class Research:
     def __init__(
         self,
         kit: Toolkit,
-        post: Post,
+        ctx: CheckContext,
         analysis: ClaimAnalysis,
+        scheduler: ResearchScheduler,
+        preparer: PagePreparer,
         *,
-        as_of: datetime,
-        replay: bool,
-        ledger: CallLedger,
-        use_llm: bool,
         prior: Sequence[Evidence] = (),
         head_start: HeadStart | None = None,
-        reply_rules: str | None = None,
     ) -> None:
         self.kit = kit
         self.cfg = kit.cfg
-        self.post = post
+        self.ctx = ctx
         self.analysis = analysis
-        self.as_of = as_of
-        self.replay = replay
-        self.ledger = ledger
-        self.use_llm = use_llm
+        self.scheduler = scheduler
+        self.preparer = preparer
         self._prior = list(prior)
-        self._post_block = post_block(post)
+        self._post_block = post_block(ctx.post)
         # Given, the extractor may draft the reply too (`pipeline.write.early_draft`).
-        self._reply_rules = reply_rules
-        self._drafts: list[tuple[int, EarlyDraft]] = []  # (call order, draft); appended by workers
+        self._writing_rules = (
+            writing_rules(ctx.platform, ctx.lang)
+            if ctx.use_llm and self.cfg.research.draft_with_evidence
+            else None
+        )
         self._calls = itertools.count()
-        self._query_texts = query_texts(post, analysis.claims)
+        self._query_texts = relevance_texts(
+            query_texts(ctx.post, []), analysis.claims, analysis.questions, self.cfg.relevance
+        )
         self._queries: FloatMatrix | None = None
-        self._head = head_start if head_start is not None and head_start.tiers else None
-        # One set for the head start and every round, so each page is fetched once; a
-        # fact-check already in hand is not fetched and extracted again from the web.
-        self._seen = head_start.seen if head_start is not None else SeenUrls()
+        self._head = head_start
+        # A fact-check already in hand is not fetched and extracted again from the web.
         self._prior_urls = {canonical_url(item.url) for item in self._prior}
-        for item in self._prior:
-            self._seen.add(item.url)
-        self._gate = head_start.gate if head_start is not None else ScoringGate()
-        # Set when the round no longer needs pages it has not scored yet (the head start's
-        # pages included: they belong to round 1).
-        self._skip = head_start.skip if head_start is not None else threading.Event()
+        scheduler.mark_seen([item.url for item in self._prior])
 
     def run(self) -> ResearchOutcome:
         rounds: list[RoundTrace] = []
         documents: dict[str, Document] = {}
+        drafts: list[tuple[int, EarlyDraft]] = []
         queries = list(self.analysis.queries)
         tried: list[str] = []
-        workers = max(1, self.cfg.research.concurrency)
-        from_authorities, candidates, authority_uses = self._authority()
-        evidence = order_evidence([*self._prior, *from_authorities])
-        assessment = assess(evidence, self.cfg.research)
-        if evidence and should_stop_searching(evidence, self.cfg.research):
-            rounds.append(RoundTrace(round=1, queries=[], documents=authority_uses))
+        research = self.cfg.research
+        authority = authority_evidence(self.kit, self.ctx, self.analysis)
+        candidates = authority.candidates
+        evidence = order_evidence([*self._prior, *authority.evidence])
+        assessment = assess(evidence, research)
+        if evidence and stop_rule(evidence, research):
+            rounds.append(RoundTrace(round=1, queries=[], documents=authority.uses))
             return ResearchOutcome(evidence, assessment, rounds, [], candidates[:10])
         self._queries = encode_queries(self.kit.embedder, self._query_texts)
-        search_workers = max(1, self.cfg.research.search_concurrency)
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="research")
-        io = ThreadPoolExecutor(max_workers=search_workers, thread_name_prefix="search")
         try:
-            for number in range(1, self.cfg.research.max_rounds + 1):
+            for number in range(1, research.max_rounds + 1):
                 head = self._head if number == 1 else None
                 trace = RoundTrace(round=number, queries=queries)
-                if head is not None and head.query is not None:
+                if head is not None:
                     trace.queries = [head.query, *queries]
-                if number == 1:
-                    trace.documents.extend(authority_uses)
                 rounds.append(trace)
                 tried.extend(trace.queries)
-                limit = (
-                    self.cfg.search.results_per_query
-                    if number == 1
-                    else self.cfg.search.results_retry
-                )
-                self._skip.clear()
-                found = self._round(pool, io, trace, queries, limit, evidence, number, head)
-                for page, items in found:
+                self.scheduler.resume()
+                state = self._round(queries, evidence, number, head)
+                trace.results = state.results
+                trace.search_errors = state.errors
+                trace.documents = [
+                    *(authority.uses if number == 1 else []),
+                    *(page.use() for page in state.outcomes),
+                ]
+                drafts.extend(state.drafts)
+                for page, items in state.found:
                     evidence.extend(items)
-                    if items:
+                    if items and page.doc is not None:
                         documents[page.doc.canonical_url] = page.doc
                     candidates.extend(page.passages)
                 evidence = order_evidence(evidence)
-                assessment = assess(evidence, self.cfg.research)
-                stop = refuting_pages(evidence) >= self.cfg.research.stop_after_refuting_pages
-                if assessment.decided or stop or not self.use_llm:
-                    break
-                if number == self.cfg.research.max_rounds:
+                assessment = assess(evidence, research)
+                if research_done(
+                    assessment, evidence, number=number, use_llm=self.ctx.use_llm, cfg=research
+                ):
                     break
                 queries, trace.established = self._requery(tried, evidence)
                 if not queries:
                     break
         finally:
             # Pages nobody waits for any more (the stop rule was met) are not waited for here
-            # either: a slow site must not hold the post. Their downloads end on their own.
-            self._skip.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            io.shutdown(wait=False, cancel_futures=True)
+            # either: a slow site must not hold the post.
+            self.scheduler.end_research()
         candidates.sort(key=lambda p: -p.score)
         return ResearchOutcome(
             evidence=evidence,
@@ -222,329 +244,139 @@ class Research:
             rounds=rounds,
             documents=list(documents.values()),
             candidates=candidates[:10],
-            drafts=[draft for _, draft in sorted(self._drafts, key=lambda d: d[0])],
+            drafts=[draft for _, draft in sorted(drafts, key=lambda d: d[0])],
         )
-
-    # -- authorities ----------------------------------------------------------------------------
-
-    def _authority(self) -> tuple[list[Evidence], list[Passage], list[DocumentUse]]:
-        """Statements of the relevant authorities published before the post: evidence (with an
-        LLM), or candidate passages (without); and what was considered, for the trace."""
-        index = self.kit.authority_index
-        if index is None or len(index) == 0:
-            return [], [], []
-        cfg = self.cfg.authority
-        text = " ".join([self.post.text, *self.analysis.claims])
-        accounts = relevant_accounts(text, cfg.accounts, index.accounts())
-        found = [
-            r
-            for r in index.retrieve(text, accounts, before=self.post.created_at, k=cfg.k)
-            if r.dense >= cfg.min_similarity
-        ]
-        if not found:
-            return [], [], []
-        if not self.use_llm:
-            passages = [
-                Passage(url=r.statement.url, index=0, text=r.statement.text, score=r.dense)
-                for r in found
-            ]
-            uses = [
-                DocumentUse(
-                    url=r.statement.url,
-                    tier=Tier.AUTHORITY,
-                    used=False,
-                    reason=SkipReason.AUTHORITY_NEEDS_LLM,
-                    relevance=round(r.dense, 4),
-                    published=r.statement.created_at,
-                )
-                for r in found
-            ]
-            return [], passages, uses
-        claim = "; ".join(self.analysis.claims) or self.post.text
-        limit = self.cfg.llm.max_post_chars
-        judgements = judge_stances(
-            claim,
-            found,
-            self.kit.llm,
-            self.ledger,
-            concurrency=self.cfg.research.concurrency,
-            max_chars=limit,
-        )
-        items: list[Evidence] = []
-        uses = []
-        for judgement in judgements:
-            item = to_evidence(judgement)
-            statement = judgement.retrieved.statement
-            cut = len(statement.text) > limit
-            if item is not None and cut:  # the writer sees what the stance judge saw
-                item = item.model_copy(update={"quote": cut_text(item.quote, limit)})
-            reason = (
-                f"authority @{statement.account}: {judgement.stance.value} "
-                f"({judgement.confidence:.2f})"
-                if judgement.stance is not AuthorityStance.NOT_ENOUGH_INFO
-                else f"authority @{statement.account}: says nothing on the claim"
-            )
-            if cut:
-                reason += (
-                    f" (statement cut to {limit:,} of {len(statement.text):,} characters for "
-                    "the LLM prompts)"
-                )
-            uses.append(
-                DocumentUse(
-                    url=statement.url,
-                    tier=Tier.AUTHORITY,
-                    used=item is not None,
-                    reason=reason,
-                    relevance=round(judgement.retrieved.dense, 4),
-                    published=statement.created_at,
-                )
-            )
-            if item is not None:
-                items.append(item)
-        return items, [], uses
 
     # -- one round ----------------------------------------------------------------------------
 
     def _round(
-        self,
-        pool: ThreadPoolExecutor,
-        io: ThreadPoolExecutor,
-        trace: RoundTrace,
-        queries: list[str],
-        limit: int,
-        prior: list[Evidence],
-        number: int,
-        head: HeadStart | None,
-    ) -> list[tuple[PreparedPage, list[Evidence]]]:
-        searches: dict[Tier, list[Future[TierSearchOutcome]]] = {
-            # Searches are cheap remote calls: all of them at once, on their own pool, so they
-            # never wait behind page work.
-            tier: [io.submit(self._search, q, tier, limit) for q in queries]
-            for tier in SEARCH_TIERS
-        }
-        # Results are gathered tier by tier (High first, so a page two tiers list is the
-        # higher tier's) off this thread, so the head start's pages are read meanwhile.
-        late: dict[Tier, Future[TierPages]] = {tier: Future() for tier in SEARCH_TIERS}
-        pool.submit(self._gather, pool, searches, late, head)
-
+        self, queries: list[str], prior: list[Evidence], number: int, head: HeadStart | None
+    ) -> _RoundState:
+        limit = results_per_query(number, self.cfg.search)
+        late = self.scheduler.search_round(queries, limit, self._score)
         state = _RoundState(have=list(prior))
         for tier in SEARCH_TIERS:
             started = head.tiers.get(tier) if head is not None else None
             if state.stopped:
-                self._record_unneeded(trace, tier, started, late[tier])
+                self._record_unneeded(state, tier, [started, late[tier]])
                 continue
             slots = self.cfg.research.max_extractions_per_tier
             tier_failed = True
             if started is not None:
                 early = started.result()
-                trace.results.extend(early.results)
-                trace.search_errors.extend(early.errors)
+                state.results.extend(early.results)
+                state.errors.extend(early.errors)
                 tier_failed = early.failed
-                slots = self._extract_early(pool, trace, early.pages, slots, number, state)
+                ready = [self._score(p.result()) for p in early.pages]
+                ready = [set_aside_known(p, self._prior_urls) for p in ready]
+                slots -= self._plan_and_extract(ready, slots, number, state)
                 self._settle(state)
             if state.stopped:
-                self._record_unneeded(trace, tier, None, late[tier])
+                self._record_unneeded(state, tier, [late[tier]])
                 continue
             gathered = late[tier].result()
-            trace.results.extend(gathered.results)
-            trace.search_errors.extend(gathered.errors)
+            state.results.extend(gathered.results)
+            state.errors.extend(gathered.errors)
             state.failed_tiers += tier_failed and gathered.failed
-            pages = [prep.result() for prep in gathered.pages]
-            chosen = self._best_pages(pages, slots)
-            trace.documents.extend(p.use for p in pages)
-            self._start_extraction(pool, chosen, number, state)
+            self._plan_and_extract([p.result() for p in gathered.pages], slots, number, state)
             self._settle(state)
         if state.failed_tiers == len(SEARCH_TIERS):
-            raise SearchError(f"every search failed in round {number}: {trace.search_errors}")
-        for batch, fut in state.pending:
-            state.found.extend(zip(batch, fut.result(), strict=True))
-        return state.found
+            raise SearchError(f"every search failed in round {number}: {state.errors}")
+        state.settle_all()
+        return state
 
-    def _gather(
-        self,
-        pool: ThreadPoolExecutor,
-        searches: dict[Tier, list[Future[TierSearchOutcome]]],
-        late: dict[Tier, Future[TierPages]],
-        head: HeadStart | None,
-    ) -> None:
-        if head is not None:
-            # The head start's searches began first and take the pages they found first, so
-            # which pages count as early never depends on thread timing.
-            for started in head.tiers.values():
-                started.exception()
-        for tier in SEARCH_TIERS:
-            gathered = TierPages(failed=True)  # until one search of the tier answers
-            try:
-                results: list[SearchResult] = []
-                for search in searches[tier]:
-                    try:
-                        outcome = search.result()
-                    except SearchError as exc:
-                        gathered.errors.append(f"{tier.value}: {exc}")
-                        continue
-                    gathered.failed = False
-                    results.extend(outcome.results)
-                    gathered.errors.extend(f"{tier.value}: {e}" for e in outcome.errors)
-                fresh = self._seen.claim_new(results)[: self.cfg.research.max_pages_per_tier]
-                gathered.results = fresh
-                gathered.pages = [pool.submit(self._prepare, r, tier) for r in fresh]
-            except BaseException as exc:
-                late[tier].set_exception(exc)
-                continue
-            late[tier].set_result(gathered)
-
-    def _extract_early(
-        self,
-        pool: ThreadPoolExecutor,
-        trace: RoundTrace,
-        pages: list[Future[PreparedPage]],
-        slots: int,
-        number: int,
-        state: _RoundState,
+    def _plan_and_extract(
+        self, pages: list[PageOutcome], slots: int, number: int, state: _RoundState
     ) -> int:
-        """Send the head start's best pages of a tier to the extractor as soon as they are all
-        scored; returns the extraction slots left for the tier."""
-        queries = self._query_matrix()
-        ready = [score(p.result(), queries, self.kit) for p in pages]
-        for page in ready:
-            # The head start searched before the known fact-checks were matched, so it may
-            # have fetched one of them; it is evidence already.
-            if page.use.used and canonical_url(page.result.url) in self._prior_urls:
-                page.use.used = False
-                page.use.reason = SkipReason.ALREADY_FACT_CHECK
-                page.passages = []
-        chosen = self._best_pages(ready, slots)
-        trace.documents.extend(p.use for p in ready)
-        self._start_extraction(pool, chosen, number, state)
-        return slots - len(chosen)
-
-    def _start_extraction(
-        self,
-        pool: ThreadPoolExecutor,
-        pages: list[PreparedPage],
-        number: int,
-        state: _RoundState,
-    ) -> None:
-        if not self.use_llm:
-            state.found.extend((page, []) for page in pages)
-            return
+        """Send the tier's best pages to the extractor; returns how many were sent."""
+        plan = plan_tier(pages, slots, self.cfg.research)
+        positions = state.add(plan.pages)
+        chosen = [positions[i] for i in plan.extract]
+        if not self.ctx.use_llm:
+            state.found.extend((state.outcomes[slot], []) for slot in chosen)
+            return len(chosen)
         size = max(1, self.cfg.research.pages_per_extraction)
         # What the writer would see of the evidence settled so far (its first items can only
         # come from these), for a draft written along with the quotes.
         known = writer_order(order_evidence(state.have))[:MAX_EVIDENCE_IN_PROMPT]
-        for start in range(0, len(pages), size):
-            batch = pages[start : start + size]
-            order = next(self._calls)  # calls are numbered as started, not as finished
-            state.pending.append((batch, pool.submit(self._extract, batch, number, order, known)))
+        for start in range(0, len(chosen), size):
+            slots_ = chosen[start : start + size]
+            batch = [state.outcomes[slot] for slot in slots_]
+            order = next(self._calls)
+            call = self.scheduler.submit(self._extract, batch, number, order, known)
+            state.pending.append(_InFlight(slots_, call))
+        return len(chosen)
 
     def _settle(self, state: _RoundState) -> None:
         """Wait for the extractions in flight only if they could meet the stop rule; otherwise
         the next tier is needed anyway, so it starts now."""
-        needed = self.cfg.research.stop_after_refuting_pages
-        in_flight = sum(len(pages) for pages, _ in state.pending)
-        if refuting_pages(state.have) + in_flight < needed:
+        in_flight = sum(len(flight.slots) for flight in state.pending)
+        if not worth_waiting(state.have, in_flight, self.cfg.research):
             return
-        for pages, fut in state.pending:
-            for page, items in zip(pages, fut.result(), strict=True):
-                state.have.extend(items)
-                state.found.append((page, items))
-        state.pending = []
-        if refuting_pages(state.have) >= needed:
+        state.settle_all()
+        if stop_rule(state.have, self.cfg.research):
             state.stopped = True
-            self._skip.set()
+            self.scheduler.stop_pending()
 
     def _record_unneeded(
-        self,
-        trace: RoundTrace,
-        tier: Tier,
-        started: Future[TierPages] | None,
-        late: Future[TierPages],
+        self, state: _RoundState, tier: Tier, sources: list[Future[TierPages] | None]
     ) -> None:
         """Put a tier the stop rule made unnecessary in the trace, without waiting for it."""
-        for source in (started, late):
-            if source is None or not source.done() or source.exception() is not None:
+        for source in sources:
+            gathered = finished(source)
+            if gathered is None:
                 continue
-            gathered = source.result()
-            trace.results.extend(gathered.results)
+            state.results.extend(gathered.results)
             for result, fut in zip(gathered.results, gathered.pages, strict=True):
-                if fut.done() and fut.exception() is None:
-                    use = fut.result().use
-                    if use.used or not use.reason:  # keep why an unusable page was unusable
-                        use.used = False
-                        use.reason = SkipReason.NOT_NEEDED
-                else:
-                    use = DocumentUse(
-                        url=result.url, tier=tier, used=False, reason=SkipReason.NOT_FETCHED
-                    )
-                trace.documents.append(use)
+                page = finished(fut)
+                state.add(
+                    [
+                        not_needed(page)
+                        if page is not None
+                        else PageOutcome(result, tier, PageReason.NOT_FETCHED)
+                    ]
+                )
 
-    def _query_matrix(self) -> FloatMatrix:
-        """The post and its claims, encoded once per post (set before any page is scored)."""
+    def _score(self, page: PageOutcome) -> PageOutcome:
+        """Against the post and its claims, encoded once per post (before any page is scored)."""
         assert self._queries is not None
-        return self._queries
-
-    def _best_pages(self, pages: list[PreparedPage], cap: int) -> list[PreparedPage]:
-        """The `cap` most relevant usable pages, best first: only they go to the extractor (the
-        others stay in the trace with the reason), so the LLM reads the best passages, not
-        every page."""
-        limit = self.cfg.research.max_extractions_per_tier
-        usable = sorted((p for p in pages if p.use.used), key=lambda p: -p.use.relevance)
-        for page in usable[max(0, cap) :]:
-            page.use.used = False
-            page.use.reason = f"not extracted: {limit} more relevant page(s) in this tier"
-            page.passages = []
-        return usable[: max(0, cap)]
-
-    def _search(self, query: str, tier: Tier, limit: int) -> TierSearchOutcome:
-        return self.kit.search.search_tier(
-            query, tier, limit=limit, sites=self.kit.publishers.domains_for(tier)
-        )
-
-    def _prepare(self, result: SearchResult, tier: Tier) -> PreparedPage:
-        """Fetch, filter and score one page (no LLM)."""
-        page = fetch_and_encode(
-            self.kit,
-            result,
-            tier,
-            as_of=self.as_of,
-            replay=self.replay,
-            gate=self._gate,
-            skip=self._skip,
-        )
-        return score(page, self._query_matrix(), self.kit)
+        return self.preparer.score(page, self._queries)
 
     def _extract(
-        self, pages: list[PreparedPage], number: int, order: int, known: list[Evidence]
-    ) -> list[list[Evidence]]:
+        self, pages: list[PageOutcome], number: int, order: int, known: list[Evidence]
+    ) -> _Extracted:
         inputs = []
         for page in pages:
+            assert page.doc is not None  # a kept page was fetched
             rating = self.kit.publishers.lookup(page.doc.final_url or page.doc.url)
             inputs.append(
                 evidence_stage.PageInput(
                     doc=page.doc,
                     tier=page.tier,
                     domain=rating.domain,
-                    relevance=page.use.relevance,
-                    passages=page.passages,
+                    relevance=page.relevance,
+                    passages=list(page.passages),
                     round=number,
                 )
             )
-        batch = evidence_stage.extract(
+        batch = evidence_stage.extract_evidence(
             inputs,
             self._post_block,
             self.analysis.claims,
             self.kit.llm,
-            self.ledger,
-            reply_rules=self._reply_rules,
+            self.ctx.ledger,
+            writing_rules=self._writing_rules,
             known=known,
             max_passage_chars=self.cfg.llm.max_post_chars,
         )
-        if batch.draft is not None:
-            self._drafts.append((order, batch.draft))
-        for page, extraction in zip(pages, batch.pages, strict=True):
-            if extraction.rejected:
-                page.use.reason = "; ".join(extraction.rejected)[:500]
-        return [extraction.evidence for extraction in batch.pages]
+        return _Extracted(
+            pages=[
+                (extraction.evidence, "; ".join(extraction.rejected)[:500])
+                for extraction in batch.pages
+            ],
+            draft=batch.draft,
+            order=order,
+        )
 
     def _requery(self, tried: list[str], evidence: list[Evidence]) -> tuple[list[str], str]:
         block = quote_untrusted(
@@ -558,7 +390,7 @@ class Research:
                 self._post_block, self.analysis.claims, tried, block, QUERIES_PER_REQUERY
             ),
             schema=RequeryAnswer,
-            ledger=self.ledger,
+            ledger=self.ctx.ledger,
         )
         seen = {q.lower() for q in tried}
         queries = [q.strip() for q in answer.queries if q.strip() and q.lower() not in seen]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, Self
 
 import httpcore
 import httpx
@@ -239,3 +239,25 @@ def guarded_transport(allow_hosts: Collection[str] = ()) -> httpx.HTTPTransport:
         network_backend=_GuardedBackend(allow_hosts),
     )
     return transport
+
+
+class GuardedHttp:
+    """Owner of one HTTP client whose every connection goes through the SSRF guard, with
+    redirects left to the caller (each hop is checked again). A client passed in (tests, a
+    shared pool) stays the caller's to close."""
+
+    def __init__(self, client: httpx.Client | None, allow_hosts: Collection[str] = ()) -> None:
+        self._owns_client = client is None
+        self._client = client or httpx.Client(
+            transport=guarded_transport(allow_hosts), follow_redirects=False, trust_env=False
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()

@@ -17,7 +17,11 @@ from pipeline.claims import ClaimIndex
 from pipeline.config import PipelineConfig
 from pipeline.credibility import PublisherTable
 from pipeline.fetch import DocumentStore, Fetcher
+from pipeline.image_hash import ImageStore, MemoryImageStore
+from pipeline.image_search import ReverseImageSearch, build_reverse_search
 from pipeline.llm import LLMClient
+from pipeline.memory import MemoryBank
+from pipeline.ocr import OcrEngine, get_ocr
 from pipeline.records import Document
 from pipeline.relevance import Embedder, PassageCache, get_embedder
 from pipeline.search.local_index import LocalIndex
@@ -37,6 +41,12 @@ class Toolkit:
     claim_index: ClaimIndex | None = None
     authority_index: AuthorityIndex | None = None
     passages: PassageCache = field(default_factory=PassageCache)
+    # Images seen before (near duplicates) and the offline OCR engine (None: OCR off).
+    images: ImageStore = field(default_factory=MemoryImageStore)
+    ocr: OcrEngine | None = None
+    reverse_images: ReverseImageSearch | None = None  # None: no key, the stage is skipped
+    # Experience memory (pipeline.memory), set by whoever holds the store; None: no memory.
+    memory: MemoryBank | None = None
 
     @classmethod
     def build(
@@ -50,6 +60,7 @@ class Toolkit:
         llm: LLMClient | None = None,
         claim_index: ClaimIndex | None = None,
         authority_index: AuthorityIndex | None = None,
+        images: ImageStore | None = None,
     ) -> Toolkit:
         embedder = get_embedder(cfg.relevance)
         publishers = PublisherTable.from_config(cfg.credibility)
@@ -73,6 +84,9 @@ class Toolkit:
             local_index=local,
             claim_index=claim_index,
             authority_index=authority_index,
+            images=images if images is not None else MemoryImageStore(),
+            ocr=get_ocr(cfg.images) if cfg.images.ocr else None,
+            reverse_images=build_reverse_search(cfg.images),
         )
 
     def get_document(self, url: str) -> Document:
@@ -86,6 +100,8 @@ class Toolkit:
 
     def close(self) -> None:
         self.fetcher.close()
+        if self.reverse_images is not None:
+            self.reverse_images.close()
         for index in (self.local_index, self.claim_index, self.authority_index):
             if index is not None:
                 index.close()

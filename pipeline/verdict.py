@@ -91,8 +91,3 @@ def assess(items: Sequence[Evidence], cfg: ResearchConfig) -> Assessment:
         f"confidence β={cfg.beta} × {mean_conf:.2f} × agreement {agreement:.2f}"
     )
     return Assessment(verdict, confidence, round(signed, 4), pages, decided, explanation)
-
-
-def should_stop_searching(items: Sequence[Evidence], cfg: ResearchConfig) -> bool:
-    """MUSE's stop rule: enough distinct pages refute the post outright."""
-    return refuting_pages(items) >= cfg.stop_after_refuting_pages

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from pipeline.context import CheckContext
+from pipeline.describe import post_block
 from pipeline.evidence import evidence_key
 from pipeline.formats import reply_format
-from pipeline.llm import CallLedger, LLMClient
+from pipeline.llm import LLMClient
 from pipeline.prompts import WRITE_SYSTEM, write_user
 from pipeline.prompts import evidence_blocks as prompt_blocks
 from pipeline.records import EarlyDraft, Evidence, EvidenceSource, Platform, Verdict
@@ -39,7 +41,7 @@ class DraftAnswer(BaseModel):
     text: str
 
 
-def reply_rules(platform: Platform, lang: str | None) -> str:
+def writing_rules(platform: Platform, lang: str | None) -> str:
     """The platform's budget and the reply's language, for whichever call drafts the reply."""
     return f"{reply_format(platform).prompt_rules}\n\nLanguage: {lang or 'same as the post'}"
 
@@ -77,29 +79,31 @@ def writer_order(evidence: Sequence[Evidence]) -> list[Evidence]:
 
 
 def draft_reply(
+    ctx: CheckContext,
+    llm: LLMClient,
     *,
-    post_block: str,
     verdict: Verdict,
     evidence: Sequence[Evidence],
-    platform: Platform,
-    lang: str | None,
-    llm: LLMClient,
-    ledger: CallLedger,
     feedback: str | None = None,
     previous: str | None = None,
+    guidance: str = "",
 ) -> str:
+    """A reply to `ctx.post` for its platform and language; `feedback` (the guard's problems)
+    and `previous` (the draft they are about) ask for a rewrite. `guidance`: experience memory
+    for this call (`pipeline.memory.Recall`), or ""."""
+    user = write_user(
+        post_block(ctx.post),
+        VERDICT_WORDING.get(verdict, verdict.value),
+        evidence_blocks(evidence),
+        writing_rules(ctx.platform, ctx.lang),
+        feedback,
+        previous,
+    )
     answer = llm.structured(
         "write" if feedback is None else "rewrite",
         system=WRITE_SYSTEM,
-        user=write_user(
-            post_block,
-            VERDICT_WORDING.get(verdict, verdict.value),
-            evidence_blocks(evidence),
-            reply_rules(platform, lang),
-            feedback,
-            previous,
-        ),
+        user=f"{user}\n\n{guidance}" if guidance else user,
         schema=DraftAnswer,
-        ledger=ledger,
+        ledger=ctx.ledger,
     )
     return answer.text.strip()

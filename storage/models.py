@@ -114,6 +114,17 @@ class Request(Base):
     # Normalised hash of the checked post's text: the same claim asked about again is reused.
     target_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     post_attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # Review: who has the item (a claim or an assignment; others see it and may take it over)
+    # and who escalated it (then only a senior moderator or an admin decides it).
+    claimed_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    escalated_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The worker holding a `processing` request, and until when: it renews the lease while it
+    # works (a heartbeat); a lease that runs out means the worker died and the request is
+    # requeued (bot/lifecycle.py). A live slow request keeps its lease and never runs twice.
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -305,6 +316,32 @@ class SettingOverride(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
 
+class PostingPause(Base):
+    """The kill switch: while a row exists, nothing is posted to its platform ("*": to any).
+    Read right before every platform call, so a running bot stops within one post."""
+
+    __tablename__ = "posting_pauses"
+
+    platform: Mapped[str] = mapped_column(String(32), primary_key=True)
+    paused_by: Mapped[str] = mapped_column(String(128))
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    paused_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class SettingChange(Base):
+    """Every change an admin made to an override or a posting pause: who, when, from, to."""
+
+    __tablename__ = "setting_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(128), index=True)  # "mode", "x.mode", "pause.x"
+    old_value: Mapped[Any] = mapped_column(JSON, nullable=True)
+    new_value: Mapped[Any] = mapped_column(JSON, nullable=True)
+    actor: Mapped[str] = mapped_column(String(128))
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
 class LoginThrottle(Base):
     """Failed review-app logins per account name or per client address, and the lockout they
     earned. In the database so a lockout survives restarts and holds across web processes.
@@ -319,3 +356,137 @@ class LoginThrottle(Base):
     lockouts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # in a row
     locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     last_failure_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class RequestEvent(Base):
+    """One state change of a request (`bot/lifecycle.py` writes it in the same transaction as
+    the change): the request's history, for moderators, auditors and debugging."""
+
+    __tablename__ = "request_events"
+    __table_args__ = (Index("ix_request_events_request", "request_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    request_id: Mapped[int] = mapped_column(ForeignKey("requests.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    from_state: Mapped[str | None] = mapped_column(String(32), nullable=True)  # None: created
+    to_state: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+    actor: Mapped[str] = mapped_column(String(128))  # "worker:w1", "moderator:alice", ...
+
+
+class ImageRow(Base):
+    """An image seen in a post or carried by a fact-check: stored once by the sha256 of its
+    bytes (only its hashes and where it came from, never the pixels), for near-duplicate
+    lookups (`storage.images.SqlImageStore`)."""
+
+    __tablename__ = "images"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    phash: Mapped[str] = mapped_column(String(16), index=True)
+    source: Mapped[str] = mapped_column(Text)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The fact-check that carries this image (a ClaimRecord as JSON), if any.
+    fact_check: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
+class XNote(Base):
+    """A Community Note on one post (the `x_notes` adapter): what was prepared from the
+    decision, the submission intent (committed before `POST /2/notes`), X's note id, and the
+    status and evaluator buckets synced from `notes_written`. test_mode is on every row."""
+
+    __tablename__ = "x_notes"
+    __table_args__ = (UniqueConstraint("post_id", "test_mode", name="uq_x_notes_post"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    post_id: Mapped[str] = mapped_column(String(64))
+    test_mode: Mapped[bool] = mapped_column(Boolean)
+    request_id: Mapped[int | None] = mapped_column(
+        ForeignKey("requests.id", ondelete="SET NULL"), nullable=True
+    )
+    # prepared | intent | submitted
+    state: Mapped[str] = mapped_column(String(16), default="prepared")
+    classification: Mapped[str] = mapped_column(String(64))
+    misleading_tags: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    trustworthy_sources: Mapped[bool] = mapped_column(Boolean, default=False)
+    text: Mapped[str] = mapped_column(Text, default="")
+    drafted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    intent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True, index=True)
+    note_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    status: Mapped[str | None] = mapped_column(String(64), nullable=True)  # X's note status
+    buckets: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # evaluator: bucket
+    synced_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class XNoteEvaluation(Base):
+    """One `evaluate` answer: the claim_opinion_score of the exact text hashed, or the error."""
+
+    __tablename__ = "x_note_evaluations"
+    __table_args__ = (UniqueConstraint("post_id", "text_sha256", name="uq_x_note_eval"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    post_id: Mapped[str] = mapped_column(String(64))
+    text_sha256: Mapped[str] = mapped_column(String(64))
+    test_mode: Mapped[bool] = mapped_column(Boolean)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    evaluated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class XNoteCap(Base):
+    """The daily writing cap learned from a "daily limit" answer: what we had submitted in the
+    24 h before it. The latest row is the cap in force."""
+
+    __tablename__ = "x_note_caps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    test_mode: Mapped[bool] = mapped_column(Boolean)
+    cap: Mapped[int] = mapped_column(Integer)
+    observed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Judgment(Base):
+    """The hierarchical judge's grading of one decision (pipeline.judge)."""
+
+    __tablename__ = "judgments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    decision_id: Mapped[int] = mapped_column(
+        ForeignKey("decisions.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16))  # reply | abstention
+    mode: Mapped[str] = mapped_column(String(16))  # unsatisfactory | satisfactory | excellent
+    helpful: Mapped[bool] = mapped_column(Boolean)
+    failed_gate: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    model: Mapped[str] = mapped_column(String(128), default="")
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # gates, qualities, ...
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class MemoryItemRow(Base):
+    """One experience-memory strategy (pipeline.memory.MemoryItem) of this deployment."""
+
+    __tablename__ = "memory_items"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    phase: Mapped[str] = mapped_column(String(16), index=True)
+    trigger: Mapped[str] = mapped_column(Text)
+    strategy: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(16))  # avoid | improve | reuse
+    sources: Mapped[list[Any]] = mapped_column(JSON, default=list)  # "decision:12", "review:40"
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_useful_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class MemorySource(Base):
+    """An episode (a decision's judgment, a review action) already distilled into memory."""
+
+    __tablename__ = "memory_sources"
+
+    source: Mapped[str] = mapped_column(String(64), primary_key=True)
+    items: Mapped[int] = mapped_column(Integer, default=0)  # how many items it gave
+    distilled_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 
 from storage.db import Database
-from tests.fakes.http_server import http_server
-from tests.fakes.openai_server import fake_llm
+from testing.fakes.http_server import LocalHTTPServer
+from testing.fakes.openai_server import FakeLLM
+from tests.pages import FIXTURE_PAGES
 from tests.postgres import pg_db, postgres_cluster, postgres_url
 
 __all__ = [
-    "db",
-    "fake_llm",
-    "http_server",
     "pg_db",
     "postgres_cluster",
     "postgres_url",
@@ -28,6 +26,20 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A running fake OpenAI-compatible server, torn down after the test."""
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def http_server() -> Iterator[LocalHTTPServer]:
+    """A started LocalHTTPServer serving tests/fixtures/pages; stopped after the test."""
+    with LocalHTTPServer(root=FIXTURE_PAGES) as server:
+        yield server
 
 
 @pytest.fixture

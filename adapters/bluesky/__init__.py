@@ -22,7 +22,6 @@ from adapters.bluesky.adapter import BlueskyAdapter
 from adapters.bluesky.client import (
     DEFAULT_PDS,
     BlueskyClient,
-    BlueskyConfigError,
     BlueskyCredentials,
 )
 from adapters.bluesky.notifications import DEFAULT_OVERLAP
@@ -35,7 +34,6 @@ __all__ = [
     "DEFAULT_PDS",
     "BlueskyAdapter",
     "BlueskyClient",
-    "BlueskyConfigError",
     "BlueskyCredentials",
     "BotLabelResult",
     "ReplyTooLong",

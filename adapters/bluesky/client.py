@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,32 +45,14 @@ HTTP_TIMEOUT_S = 20.0
 PAGE_LIMIT = 100  # items asked for per page of any listing
 
 
-class BlueskyConfigError(ValueError):
-    """The Bluesky credentials are missing from the environment."""
-
-
 @dataclass(frozen=True)
 class BlueskyCredentials:
+    """The bot's account (from `bot.config`'s `[bluesky]` section, which reads it from the
+    environment). The app password is kept out of `repr`."""
+
     handle: str
     app_password: str = field(repr=False)
     pds: str = DEFAULT_PDS
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> BlueskyCredentials:
-        handle = env.get("FACTNOTE_BLUESKY_HANDLE", "").strip().lstrip("@")
-        password = env.get("FACTNOTE_BLUESKY_APP_PASSWORD", "").strip()
-        missing = [
-            name
-            for name, value in (
-                ("FACTNOTE_BLUESKY_HANDLE", handle),
-                ("FACTNOTE_BLUESKY_APP_PASSWORD", password),
-            )
-            if not value
-        ]
-        if missing:
-            raise BlueskyConfigError(f"missing environment variable(s): {', '.join(missing)}")
-        pds = env.get("FACTNOTE_BLUESKY_PDS", "").strip() or DEFAULT_PDS
-        return cls(handle=handle, app_password=password, pds=pds)
 
 
 class BlueskyClient:

@@ -15,6 +15,6 @@ how that shapes it):
 """
 
 from adapters.x.adapter import XAdapter
-from adapters.x.client import XClient, XCredentials, XCredentialsError, build_client
+from adapters.x.client import XClient, XCredentials, build_client
 
-__all__ = ["XAdapter", "XClient", "XCredentials", "XCredentialsError", "build_client"]
+__all__ = ["XAdapter", "XClient", "XCredentials", "build_client"]

@@ -14,10 +14,9 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -32,24 +31,11 @@ from adapters.x.errors import describe, forbidden, status_of
 
 T = TypeVar("T")
 
-_ENV = {
-    "bearer_token": "FACTNOTE_X_BEARER_TOKEN",
-    "consumer_key": "FACTNOTE_X_CONSUMER_KEY",
-    "consumer_secret": "FACTNOTE_X_CONSUMER_SECRET",
-    "access_token": "FACTNOTE_X_ACCESS_TOKEN",
-    "access_token_secret": "FACTNOTE_X_ACCESS_TOKEN_SECRET",
-    "bot_user_id": "FACTNOTE_X_BOT_USER_ID",
-    "bot_username": "FACTNOTE_X_BOT_USERNAME",
-}
-
-
-class XCredentialsError(ValueError):
-    """The X credentials are incomplete. The message names variables, never values."""
-
 
 @dataclass(frozen=True)
 class XCredentials:
-    """Keys for the bot's X app and account. Secrets are kept out of `repr`."""
+    """Keys for the bot's X app and account (from `bot.config`'s `[x]` section, which reads
+    them from the environment). Secrets are kept out of `repr`."""
 
     bearer_token: str = field(repr=False)
     consumer_key: str = field(repr=False)
@@ -58,19 +44,6 @@ class XCredentials:
     access_token_secret: str = field(repr=False)
     bot_user_id: str
     bot_username: str
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> XCredentials:
-        values = {attr: (env.get(var) or "").strip() for attr, var in _ENV.items()}
-        missing = [_ENV[attr] for attr, value in values.items() if not value]
-        if missing:
-            raise XCredentialsError(
-                "X credentials incomplete; set these environment variables: " + ", ".join(missing)
-            )
-        values["bot_username"] = values["bot_username"].lstrip("@")
-        if not values["bot_user_id"].isdigit():
-            raise XCredentialsError("FACTNOTE_X_BOT_USER_ID must be the numeric user id")
-        return cls(**values)
 
 
 class _DefaultTimeout(HTTPAdapter):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from adapters.base import TargetStatus
+from adapters.local import LocalAdapter
+from bot import lifecycle, platforms
 from bot.config import Settings
+from bot.convert import asked_about, mentions, target_post
+from bot.dates import parse_when
 from bot.runtime import open_runtime
 from pipeline.records import Decision, Platform, Post, utcnow
 from storage.repositories import add_decision, create_cli_request
@@ -59,27 +66,66 @@ def decision_json(decision: Decision, request_id: int | None = None) -> dict[str
     }
 
 
-def load_post(text: str | None, post_json: Path | None) -> Post:
+def load_post(
+    text: str | None, post_json: Path | None, bot_handles: Sequence[str] = ("factnote",)
+) -> Post:
+    """The post to check: TEXT, or the post in a JSON file. A file holding a summons (a post
+    that mentions one of `bot_handles`, in the local inbox format) gives the post it asks
+    about, as the bot would check it: the quoted post, else the parent, else its own text."""
     if post_json is not None:
         try:
-            return Post.model_validate_json(post_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # ValidationError, and bytes that are not UTF-8
+            raw = post_json.read_text(encoding="utf-8")
+        except (OSError, ValueError) as exc:  # and bytes that are not UTF-8
+            raise typer.BadParameter(f"{post_json}: not a valid post: {exc}") from exc
+        asked = _summons_target(post_json, raw, bot_handles)
+        if asked is not None:
+            return asked
+        try:
+            return Post.model_validate_json(raw)
+        except ValueError as exc:  # ValidationError
             raise typer.BadParameter(f"{post_json}: not a valid post: {exc}") from exc
     if not text or not text.strip():
         raise typer.BadParameter("give the post's TEXT or --post-json FILE")
     return Post(id="cli", author="cli", text=text, created_at=utcnow())
 
 
+def _summons_target(path: Path, raw: str, bot_handles: Sequence[str]) -> Post | None:
+    """The post a summons file asks about, read by the local adapter as an inbox entry is;
+    None when the file is not a summons (its text mentions none of our accounts)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    said = data.get("text") if isinstance(data, dict) else None
+    if not isinstance(said, str) or not mentions(said, bot_handles):
+        return None
+    adapter = LocalAdapter(path.parent, os.devnull, bot_handle=bot_handles[0])
+    summons = adapter.read_summons(path.name, raw)
+    post = target_post(summons)
+    if summons.target_status is TargetStatus.UNAVAILABLE or post is None:
+        raise typer.BadParameter(
+            f"{path}: mentions @{bot_handles[0]} but is not a summons in the inbox format: "
+            f"{summons.target_reason}"
+        )
+    typer.echo(f"{path}: a summons by @{summons.author}; checking {asked_about(summons)}", err=True)
+    return post
+
+
 def command(
     ctx: typer.Context,
     text: str | None = typer.Argument(None, help="The post's text."),
     post_json: Path | None = typer.Option(
-        None, "--post-json", help="A post as JSON: id, author, text, created_at, quoted, parent."
+        None,
+        "--post-json",
+        help="A post as JSON: id, author, text, created_at, quoted, parent. A summons "
+        "(mentions the bot; the local inbox format) checks the post it asks about.",
     ),
     platform: Platform = typer.Option(Platform.X, "--platform", help="Who the reply is for."),
     as_of: datetime | None = typer.Option(
         None,
         "--as-of",
+        parser=parse_when,  # the one date reading of every command: a bare date is 00:00 UTC
+        metavar="DATE",
         help="Use only sources published before this time (replay/evaluation). "
         "Default: now, so a debunk published after the post counts.",
     ),
@@ -88,9 +134,8 @@ def command(
 ) -> None:
     """Check one post and print the decision (nothing is posted)."""
     settings: Settings = ctx.obj
-    post = load_post(text, post_json)
-    if as_of is not None and as_of.tzinfo is None:
-        raise typer.BadParameter("--as-of needs a time zone, e.g. 2026-01-31T12:00:00Z")
+    handles = [spec.bot_handle(settings) for spec in platforms.specs()]
+    post = load_post(text, post_json, handles or ("factnote",))
     when = post.created_at if replay else as_of
     with open_runtime(settings) as runtime:
         decision = runtime.checker.check(
@@ -100,6 +145,7 @@ def command(
             request = create_cli_request(session, post)
             add_decision(session, request, decision)
             request.state = _final_state(decision)
+            lifecycle.created(session, request, lifecycle.Actor(lifecycle.ActorKind.CLI, "check"))
             request_id = request.id
     payload = decision_json(decision, request_id)
     if json_:

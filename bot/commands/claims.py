@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot import progress
 from bot.commands.output import say, warn
 from bot.commands.settings import section
 from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, RelevanceConfig
@@ -58,12 +59,22 @@ def import_(
     """Add fact-checks to the claim index; one record per review of a claim. A file or review
     that cannot be imported gets a `failed:` line and the rest are still imported; the exit
     status is 1 when anything failed."""
-    from pipeline.claimreview import ClaimImportError, read_file, read_url
+    from collections import Counter
+
+    from pipeline.claimreview import (
+        ClaimImportError,
+        apply_rating_map,
+        read_file,
+        read_url,
+        unknown_rating_texts,
+    )
     from pipeline.claims import ClaimIndexError
     from pipeline.fetch import Fetcher
 
-    max_bytes = section(ctx, "claims", ClaimsConfig).import_max_bytes
+    claims_cfg = section(ctx, "claims", ClaimsConfig)
+    max_bytes = claims_cfg.import_max_bytes
     failures = 0
+    unknown: Counter[str] = Counter()
 
     def failed(source: str, reason: str) -> None:
         nonlocal failures
@@ -73,8 +84,10 @@ def import_(
     with (
         _open(ctx, _index_path(ctx, index)) as claims_index,
         Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
+        progress.bars(ctx) as bars,
     ):
-        for source in sources:
+        sources_bar = bars.add("sources", len(sources))
+        for source in sources_bar.track(sources):
             try:
                 result = (
                     read_url(source, fetcher)
@@ -89,13 +102,14 @@ def import_(
                 continue
             for reason in result.failures:
                 failed(source, reason)
-            records = result.records
+            records = apply_rating_map(result.records, claims_cfg.rating_map)
+            unknown.update(unknown_rating_texts(records, claims_cfg.rating_map))
             if not records:
                 if not result.failures:
                     failed(source, "no ClaimReview or Fact Check API claims")
                 continue
             try:
-                added = claims_index.add(records)
+                added = _add_in_batches(claims_index, records, bars)
             except (ClaimIndexError, ValueError) as exc:
                 failed(source, f"cannot store its reviews: {exc}")
                 continue
@@ -103,8 +117,31 @@ def import_(
             say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
         total = len(claims_index)
     say(f"claim index holds {total} review(s)")
+    if unknown:
+        # A deployer maps these under [claims.rating_map]; until then they stay unrated.
+        say("unknown rating texts (left unrated; map them in [claims.rating_map]):")
+        for text, count in unknown.most_common():
+            say(f"  {json.dumps(text, ensure_ascii=False)}: {count}")
     if failures:
         raise typer.Exit(1)
+
+
+IMPORT_BATCH = 256  # records embedded and stored at once when a source holds many
+
+
+def _add_in_batches(claims_index: Any, records: list[Any], bars: progress.Bars) -> int:
+    """`claims_index.add(records)`, a batch at a time when there are many, so that a large
+    import shows its progress (a batch stored stays stored if a later one fails)."""
+    if len(records) <= IMPORT_BATCH:
+        return int(claims_index.add(records))
+    bar = bars.add("records", len(records))
+    added = 0
+    for start in range(0, len(records), IMPORT_BATCH):
+        batch = records[start : start + IMPORT_BATCH]
+        added += claims_index.add(batch)
+        bar.advance(len(batch))
+    bar.done()
+    return added
 
 
 @app.command("match")

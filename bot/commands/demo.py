@@ -19,7 +19,7 @@ from bot import platforms
 from bot.commands.index import add_files
 from bot.commands.run import print_cycle
 from bot.commands.status import print_overview
-from bot.config import Settings
+from bot.config import Settings, load_settings
 from bot.runtime import Runtime, open_runtime
 from bot.service import Bot, build_adapters
 from bot.summary import overview
@@ -35,21 +35,34 @@ DEMO_DIR = Path("data/demo")
 
 def command(
     ctx: typer.Context,
-    examples: Path = typer.Option(Path("examples"), "--examples", help="The demo's folder."),
+    examples: Path = typer.Option(
+        Path("examples"),
+        "--examples",
+        envvar="FACTNOTE_EXAMPLES",
+        help="The demo's folder (the Docker image sets FACTNOTE_EXAMPLES=/app/examples).",
+    ),
 ) -> None:
     """Run the bot once on the bundled demo (dry-run, local adapter, local index)."""
+    # The demo's own settings (publisher tiers of its fictional sites, no age limit on its
+    # fixed posts), whatever config is in force (the Docker image has one of its own); only
+    # the LLM endpoint comes from the config in force (and the environment), if one is set.
     settings: Settings = ctx.obj
+    demo_config = examples / "demo.toml"
+    if demo_config.is_file():
+        llm = settings.llm
+        settings = load_settings(demo_config)
+        settings.llm = llm
     console = Console(highlight=False, soft_wrap=True)
     # The demo owns data/demo/ and nothing else: whatever the config says, it writes there.
     shutil.rmtree(DEMO_DIR, ignore_errors=True)
     DEMO_DIR.mkdir(parents=True)
-    settings.database_url = f"sqlite:///{DEMO_DIR / 'factnote.db'}"
-    settings.index_path = str(DEMO_DIR / "index.sqlite")
-    settings.claims.path = str(DEMO_DIR / "claims.sqlite")
-    settings.authority.path = str(DEMO_DIR / "authority.sqlite")
+    paths = demo_paths()
+    settings.database_url = paths["database_url"]
+    settings.index_path = paths["index_path"]
+    settings.claims.path = paths["claims.path"]
+    settings.authority.path = paths["authority.path"]
     settings.local.inbox = str(examples / "inbox")
-    settings.local.outbox = str(DEMO_DIR / "outbox.jsonl")
-    settings.local_inbox = settings.local_outbox = None
+    settings.local.outbox = paths["local.outbox"]
     settings.mode = "dry-run"
     for spec in platforms.specs():  # the local adapter only
         section = spec.section(settings)
@@ -74,6 +87,27 @@ def command(
         print_overview(overview(runtime.db), settings)
         _print_findings(runtime, console)
     console.print(Text(f"dry-run: nothing was posted. Audit data: {DEMO_DIR / 'factnote.db'}"))
+    console.print(Text(AFTERWARDS.format(examples=examples.as_posix())))
+
+
+def demo_paths() -> dict[str, str]:
+    """Where the demo writes, by setting name. `examples/demo.toml` names the same paths (a
+    test keeps them equal), so every command run with it sees the demo's data afterwards."""
+    return {
+        "database_url": f"sqlite:///{(DEMO_DIR / 'factnote.db').as_posix()}",
+        "index_path": (DEMO_DIR / "index.sqlite").as_posix(),
+        "claims.path": (DEMO_DIR / "claims.sqlite").as_posix(),
+        "authority.path": (DEMO_DIR / "authority.sqlite").as_posix(),
+        "local.outbox": (DEMO_DIR / "outbox.jsonl").as_posix(),
+    }
+
+
+AFTERWARDS = """\
+The demo's data stays in data/demo/; with the demo's config every command sees it:
+  factnote --config {examples}/demo.toml claims match "5G masts are killing birds in Northvale"
+  factnote --config {examples}/demo.toml index search "lemon water flu"
+  factnote --config {examples}/demo.toml check --post-json {examples}/inbox/1004.json
+  factnote --config {examples}/demo.toml report --out data/demo/report"""
 
 
 def _import_claims(settings: Settings, folder: Path) -> int:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.dates import parse_when
 from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher, usability
 from pipeline.records import Document
@@ -22,26 +23,20 @@ from pipeline.records import Document
 PREVIEW_CHARS = 500
 
 
-def _parse_as_of(value: str | None) -> datetime:
-    if value is None:
-        return datetime.now(UTC)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise typer.BadParameter(f"not an ISO 8601 date or time: {value}") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def command(
     url: str = typer.Argument(..., help="The page to fetch."),
     json_: bool = typer.Option(False, "--json", help="Print JSON, including the full text."),
-    as_of: str | None = typer.Option(
-        None, "--as-of", help="ISO 8601 time to judge usability against (default: now)."
+    as_of: datetime | None = typer.Option(
+        None,
+        "--as-of",
+        parser=parse_when,
+        metavar="DATE",
+        help="The time to judge usability against (default: now); a bare date is 00:00 UTC.",
     ),
 ) -> None:
     """Fetch a page with the default fetch settings and print the extracted snapshot."""
     cfg = FetchConfig()
-    when = _parse_as_of(as_of)
+    when = as_of or datetime.now(UTC)
     with Fetcher(cfg) as fetcher:
         doc = fetcher.fetch(url)
     # The CLI cannot know the publisher's tier, so it judges as a live decision for an ordinary

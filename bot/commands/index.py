@@ -7,10 +7,9 @@ sidecar), so that search results and evidence cite that URL, not a path on this 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,8 +18,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot import progress
 from bot.commands.output import say, warn
-from bot.commands.settings import section
+from bot.commands.settings import loaded, section
+from bot.dates import parse_when
 from pipeline import safejson
 from pipeline.config import FetchConfig, RelevanceConfig
 from pipeline.records import Document
@@ -29,8 +30,6 @@ from pipeline.urls import canonical_url
 
 app = typer.Typer(help="The local search index", no_args_is_help=True)
 
-DEFAULT_INDEX = Path("data/index.sqlite")
-INDEX_ENV = "FACTNOTE_INDEX_PATH"
 SIDECAR_SUFFIX = ".meta.json"
 # Files picked up when a directory is given; a file named explicitly is read whatever its name.
 INDEXABLE_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".txt", ".text", ".md"})
@@ -50,12 +49,7 @@ class _Meta:
 
 
 def _index_path(ctx: typer.Context, option: Path | None) -> Path:
-    if option is not None:
-        return option
-    settings_path = getattr(ctx.obj, "index_path", None)  # bot.config.Settings, when mounted
-    if isinstance(settings_path, str) and settings_path:
-        return Path(settings_path)
-    return Path(os.environ.get(INDEX_ENV) or DEFAULT_INDEX)
+    return option if option is not None else Path(loaded(ctx).index_path)
 
 
 def _open(ctx: typer.Context, path: Path) -> LocalIndex:
@@ -66,11 +60,9 @@ def _open(ctx: typer.Context, path: Path) -> LocalIndex:
 
 def _parse_date(value: str, where: str) -> datetime:
     try:
-        parsed = datetime.fromisoformat(value.strip())
+        return parse_when(value)  # the one date reading of every command (bot/dates.py)
     except ValueError as exc:
-        raise _FileError(f"{where}: not an ISO-8601 date: {value!r}") from exc
-    # A bare date or naive time is taken as UTC, as the extractor does for page metadata.
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        raise _FileError(f"{where}: {exc}") from exc
 
 
 def _files(paths: list[Path]) -> Iterator[Path]:
@@ -175,10 +167,13 @@ def add(
     paths: list[Path] = typer.Argument(..., help="HTML or text files, or directories of them."),
     url: str | None = typer.Option(None, "--url", help="The URL a single file stands for."),
     published: str | None = typer.Option(
-        None, "--published", help="Publication date (ISO-8601); overrides the page's own."
+        None,
+        "--published",
+        metavar="DATE",
+        help="Publication date (YYYY-MM-DD is 00:00 UTC); overrides the page's own.",
     ),
     title: str | None = typer.Option(None, "--title", help="Title; overrides the page's own."),
-    index: Path | None = typer.Option(None, "--index", help=f"Index file (env {INDEX_ENV})."),
+    index: Path | None = typer.Option(None, "--index", help="Index file (FACTNOTE_INDEX_PATH)."),
 ) -> None:
     """Add files to the index. Without --url, each file needs a `<file>.meta.json` beside it:
     {"url": ..., "published": ..., "title": ...} (published and title optional)."""
@@ -194,8 +189,11 @@ def add(
         warn("no files to add")
         raise typer.Exit(1)
     failures = 0
-    with _open(ctx, _index_path(ctx, index)) as local:
-        for path in files:
+    with (
+        _open(ctx, _index_path(ctx, index)) as local,
+        progress.bar(ctx, "indexing", len(files)) as bar,
+    ):
+        for path in bar.track(files):
             try:
                 meta = _Meta(url, None, None) if url is not None else _sidecar(path)
                 meta = _Meta(meta.url, published_at or meta.published, title or meta.title)
@@ -217,7 +215,7 @@ def add(
 def add_url(
     ctx: typer.Context,
     urls: list[str] = typer.Argument(..., help="Pages to fetch and add."),
-    index: Path | None = typer.Option(None, "--index", help=f"Index file (env {INDEX_ENV})."),
+    index: Path | None = typer.Option(None, "--index", help="Index file (FACTNOTE_INDEX_PATH)."),
 ) -> None:
     """Fetch pages from the web and add the ones that could be read."""
     from pipeline.fetch import Fetcher
@@ -226,8 +224,9 @@ def add_url(
     with (
         _open(ctx, _index_path(ctx, index)) as local,
         Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
+        progress.bar(ctx, "fetching", len(urls)) as bar,
     ):
-        for url in urls:
+        for url in bar.track(urls):
             doc = fetcher.fetch(url)
             if not doc.ok:
                 failures += 1
@@ -250,7 +249,7 @@ def search(
     query: str = typer.Argument(..., help="Free-text query."),
     limit: int = typer.Option(10, "--limit", min=1, help="Most results to show."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    index: Path | None = typer.Option(None, "--index", help=f"Index file (env {INDEX_ENV})."),
+    index: Path | None = typer.Option(None, "--index", help="Index file (FACTNOTE_INDEX_PATH)."),
 ) -> None:
     """Search the index as the pipeline does (lexical and dense, fused)."""
     path = _index_path(ctx, index)

@@ -3,33 +3,26 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, date, datetime
+from datetime import datetime
 from pathlib import Path
 
 import typer
 
+from bot import progress
 from bot.config import Settings
+from bot.dates import parse_when
 from bot.export import Format, write_export
 from storage.db import Database
 
-
-def _since(value: str | None) -> datetime | None:
-    """A date (YYYY-MM-DD, midnight UTC) or a full ISO time; naive times are taken as UTC."""
-    if not value:
-        return None
-    try:
-        if len(value) == 10:
-            return datetime.combine(date.fromisoformat(value), datetime.min.time(), tzinfo=UTC)
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise typer.BadParameter(f"not a date: {value!r} (use YYYY-MM-DD)") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+SINCE_HELP = "from this date: YYYY-MM-DD (midnight UTC) or an ISO-8601 time (UTC if no zone)."
 
 
 def report_command(
     ctx: typer.Context,
     out: Path = typer.Option(..., "--out", help="Directory to write index.html into."),
-    since: str | None = typer.Option(None, "--since", help="Only requests from this date."),
+    since: datetime | None = typer.Option(
+        None, "--since", parser=parse_when, metavar="DATE", help="Only requests " + SINCE_HELP
+    ),
 ) -> None:
     """Write a self-contained HTML audit report (charts inline) of what the bot did."""
     from bot.report import write_report
@@ -37,7 +30,8 @@ def report_command(
     settings: Settings = ctx.obj
     db = Database(settings.database_url)
     try:
-        path = write_report(db, out, _since(since))
+        with progress.bar(ctx, "writing the report", None):
+            path = write_report(db, out, since)
     finally:
         db.dispose()
     typer.echo(str(path))
@@ -45,15 +39,15 @@ def report_command(
 
 def export_command(
     ctx: typer.Context,
-    format_: str = typer.Option("jsonl", "--format", help="jsonl | csv"),
+    format_: Format = typer.Option("jsonl", "--format", help="One JSON object a line, or CSV."),
     out: Path | None = typer.Option(None, "--out", help="File to write (default: stdout)."),
-    since: str | None = typer.Option(None, "--since", help="Only decisions from this date."),
+    since: datetime | None = typer.Option(
+        None, "--since", parser=parse_when, metavar="DATE", help="Only decisions " + SINCE_HELP
+    ),
 ) -> None:
     """One record per decision with its full trace, evidence and snapshot hashes."""
-    if format_ not in ("jsonl", "csv"):
-        raise typer.BadParameter("use jsonl or csv", param_hint="--format")
-    fmt: Format = "csv" if format_ == "csv" else "jsonl"
-    start = _since(since)
+    fmt: Format = format_
+    start = since
     settings: Settings = ctx.obj
     db = Database(settings.database_url)
     try:

@@ -1,24 +1,32 @@
-"""`factnote review`: the moderator queue on the command line."""
+"""`factnote review`: the moderator queue on the command line, and the posting kill switch.
+
+Every action is done as a review-app account (`--as NAME`, see `factnote users`): an unknown
+or disabled name is refused in one line, and the account's role counts as in the web app (only
+a senior moderator or an admin decides an escalated item; only an admin flips the switch).
+"""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bot import review
+from bot import overrides, platforms, review, users
 from bot.config import Settings
 from bot.posting import post_one
-from bot.runtime import open_runtime
-from bot.service import build_adapters
+from bot.review import Reviewer
 from storage.db import Database
 from storage.models import Request
 from storage.repositories import latest_decision
 
 app = typer.Typer(help="Drafts waiting for a moderator (review mode).")
+
+AS_HELP = "The review-app account you act as (see `factnote users list`)."
 
 
 def _db(ctx: typer.Context) -> Database:
@@ -26,16 +34,31 @@ def _db(ctx: typer.Context) -> Database:
     return Database(settings.database_url)
 
 
-def _fail(exc: Exception) -> None:
-    Console(stderr=True, highlight=False).print(Text(str(exc)))
+def _fail(exc: Exception | str) -> NoReturn:
+    typer.echo(f"factnote review: {exc}", err=True)  # one line, however narrow the terminal
     raise typer.Exit(1)
+
+
+def _reviewer(db: Database, name: str, *, admin: bool = False) -> Reviewer:
+    """The account `--as` names, as `bot.review` sees it; a one-line refusal otherwise."""
+    try:
+        account = users.reviewer(db, name.strip())
+    except users.UserError as exc:
+        _fail(exc)
+    if admin and not account.is_admin:
+        _fail(f"{account.username} is {account.role}: only an admin may change posting")
+    return Reviewer(account.username, account.is_senior)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 @app.command("list")
 def list_(
     ctx: typer.Context,
     newest_first: bool = typer.Option(False, "--newest-first"),
-    json_: bool = typer.Option(False, "--json"),
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Items awaiting review, oldest first."""
     db = _db(ctx)
@@ -50,7 +73,9 @@ def list_(
                         "platform": r.platform,
                         "requester": r.requester,
                         "draft": r.reply_text,
-                        "deadline": r.review_deadline.isoformat() if r.review_deadline else None,
+                        "deadline": _iso(r.review_deadline),
+                        "escalated_by": r.escalated_by,
+                        "claimed_by": r.claimed_by,
                     }
                     for r in items
                 ],
@@ -59,30 +84,97 @@ def list_(
             )
         )
         return
-    table = Table("id", "platform", "requester", "deadline", "draft")
+    table = Table("id", "platform", "requester", "deadline", "who", "draft")
     for r in items:
         deadline = r.review_deadline.isoformat(timespec="minutes") if r.review_deadline else "-"
-        table.add_row(str(r.id), r.platform, Text(r.requester), deadline, Text(r.reply_text or ""))
+        who = ", ".join(
+            part
+            for part in (
+                f"escalated by {r.escalated_by}" if r.escalated_by else "",
+                f"claimed by {r.claimed_by}" if r.claimed_by else "",
+            )
+            if part
+        )
+        table.add_row(
+            str(r.id),
+            r.platform,
+            Text(r.requester),
+            deadline,
+            Text(who or "-"),
+            Text(r.reply_text or ""),
+        )
     Console(highlight=False).print(table)
 
 
+def _item(session: Any, request: Request) -> dict[str, Any]:
+    """One item as `review show --json` prints it."""
+    decision = latest_decision(session, request.id)
+    return {
+        "id": request.id,
+        "platform": request.platform,
+        "state": request.state,
+        "mode": request.mode,
+        "reason": request.reason,
+        "requester": request.requester,
+        "created_at": _iso(request.created_at),
+        "review_deadline": _iso(request.review_deadline),
+        "escalated_by": request.escalated_by,
+        "escalated_at": _iso(request.escalated_at),
+        "claimed_by": request.claimed_by,
+        "claimed_at": _iso(request.claimed_at),
+        "post": request.target or {},
+        "draft": request.reply_text,
+        "bot_draft": decision.reply if decision is not None else None,
+        "verdict": decision.verdict.value if decision and decision.verdict else None,
+        "confidence": decision.confidence if decision is not None else None,
+        "evidence": [e.model_dump(mode="json") for e in decision.evidence] if decision else [],
+        "candidates": [c.model_dump(mode="json") for c in decision.candidates] if decision else [],
+        "reply_id": request.reply_id,
+        "posted_at": _iso(request.posted_at),
+        "last_error": request.last_error,
+        "history": [
+            {
+                "at": _iso(a.created_at),
+                "actor": a.actor,
+                "action": a.action,
+                "detail": a.detail,
+            }
+            for a in review.history(session, request.id)
+        ],
+    }
+
+
 @app.command("show")
-def show(ctx: typer.Context, request_id: int) -> None:
+def show(
+    ctx: typer.Context,
+    request_id: int,
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
     """One item: the post, the verdict, the draft, the evidence and the history."""
     db = _db(ctx)
     console = Console(highlight=False)
     with db.session() as session:
         request = session.get(Request, request_id)
         if request is None:
-            _fail(ValueError(f"no request #{request_id}"))
+            db.dispose()
+            _fail(f"no request #{request_id}")
+        if json_:
+            typer.echo(json.dumps(_item(session, request), ensure_ascii=False, indent=2))
+            db.dispose()
             return
         decision = latest_decision(session, request_id)
         console.print(Text(f"#{request.id} {request.platform} {request.state} {request.reason}"))
+        if request.escalated_by:
+            console.print(Text(f"escalated by {request.escalated_by}"))
+        if request.claimed_by:
+            console.print(Text(f"claimed by {request.claimed_by}"))
         console.print(Text("post: " + str((request.target or {}).get("text", ""))))
         if decision is not None:
             console.print(Text(f"verdict: {decision.verdict} ({decision.confidence:.2f})"))
             for e in decision.evidence:
                 console.print(Text(f"  [{e.tier.value}/{e.stance.value}] {e.url}\n    {e.quote}"))
+            for c in decision.candidates:
+                console.print(Text(f"  candidate ({c.score:.2f}) {c.url}\n    {c.text}"))
         console.print(Text("draft: " + (request.reply_text or "")))
         for action in review.history(session, request_id):
             console.print(
@@ -95,23 +187,37 @@ def show(ctx: typer.Context, request_id: int) -> None:
 
 
 @app.command("approve")
-def approve(ctx: typer.Context, request_id: int, actor: str = typer.Option("cli", "--as")) -> None:
-    """Approve the draft and post it through the request's adapter."""
+def approve(
+    ctx: typer.Context,
+    request_id: int,
+    actor: str = typer.Option(..., "--as", help=AS_HELP),
+) -> None:
+    """Approve the draft (the guard checks it once more) and post it through the request's
+    adapter when it is enabled here and posting is not stopped."""
     settings: Settings = ctx.obj
-    with open_runtime(settings) as runtime:
+    db = _db(ctx)
+    try:
+        who = _reviewer(db, actor)
+        settings = overrides.apply_overrides(settings, db)
         try:
-            review.approve(runtime.db, request_id, actor)
+            review.approve(db, request_id, who, guard_cfg=settings.guard)
         except review.ReviewError as exc:
             _fail(exc)
-        with runtime.db.session() as session:
+        with db.session() as session:
             request = session.get(Request, request_id)
             platform = request.platform if request else ""
-        adapter = build_adapters(settings).get(platform)
-        if adapter is None:
+        spec = platforms.spec_for(platform)
+        if spec is None or not spec.section(settings).enabled:
             typer.echo(f"approved #{request_id}; adapter {platform!r} is not enabled here")
             return
-        posted = post_one(runtime.db, adapter, request_id, settings.runtime)
+        hold = overrides.posting_hold(db, platform)
+        if hold is not None:
+            typer.echo(f"approved #{request_id}; held: {hold}")
+            return
+        posted = post_one(db, spec.build(settings), request_id, settings.runtime)
         typer.echo(f"approved #{request_id}; " + ("posted" if posted else "posting deferred"))
+    finally:
+        db.dispose()
 
 
 @app.command("edit")
@@ -119,16 +225,18 @@ def edit(
     ctx: typer.Context,
     request_id: int,
     text: str,
-    actor: str = typer.Option("cli", "--as"),
+    actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
     """Replace the draft; the guard checks the new text (length, URLs only from evidence)."""
     settings: Settings = ctx.obj
     db = _db(ctx)
     try:
-        report = review.edit(db, request_id, text, actor, settings.guard)
+        who = _reviewer(db, actor)
+        report = review.edit(
+            db, request_id, text, who, overrides.apply_overrides(settings, db).guard
+        )
     except review.ReviewError as exc:
         _fail(exc)
-        return
     finally:
         db.dispose()
     if not report.valid:
@@ -145,12 +253,12 @@ def reject(
     request_id: int,
     reason: str = typer.Option(..., "--reason", help=" | ".join(review.REJECT_REASONS)),
     note: str = typer.Option("", "--note"),
-    actor: str = typer.Option("cli", "--as"),
+    actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
     """Reject the draft with a reason; nothing is posted."""
     db = _db(ctx)
     try:
-        review.reject(db, request_id, actor, reason, note)
+        review.reject(db, request_id, _reviewer(db, actor), reason, note)
     except review.ReviewError as exc:
         _fail(exc)
     finally:
@@ -163,14 +271,141 @@ def escalate(
     ctx: typer.Context,
     request_id: int,
     note: str = typer.Option("", "--note"),
-    actor: str = typer.Option("cli", "--as"),
+    actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
-    """Flag for a senior moderator; the item stays queued without a deadline."""
+    """Flag for a senior moderator: only a senior moderator or an admin decides it now."""
     db = _db(ctx)
     try:
-        review.escalate(db, request_id, actor, note)
+        review.escalate(db, request_id, _reviewer(db, actor), note)
     except review.ReviewError as exc:
         _fail(exc)
     finally:
         db.dispose()
     typer.echo(f"escalated #{request_id}")
+
+
+@app.command("claim")
+def claim(
+    ctx: typer.Context,
+    request_id: int,
+    actor: str = typer.Option(..., "--as", help=AS_HELP),
+    to: str = typer.Option("", "--to", help="Assign it to this account instead."),
+    take_over: bool = typer.Option(False, "--take-over", help="Take it from whoever has it."),
+) -> None:
+    """Take an item (others see who has it), or assign it to someone."""
+    db = _db(ctx)
+    try:
+        holder = review.claim(
+            db, request_id, _reviewer(db, actor), assignee=to or None, take_over=take_over
+        )
+    except review.ReviewError as exc:
+        _fail(exc)
+    finally:
+        db.dispose()
+    typer.echo(f"#{request_id} is claimed by {holder}")
+
+
+@app.command("release")
+def release(
+    ctx: typer.Context,
+    request_id: int,
+    actor: str = typer.Option(..., "--as", help=AS_HELP),
+) -> None:
+    """Give a claimed item back to the queue."""
+    db = _db(ctx)
+    try:
+        review.release(db, request_id, _reviewer(db, actor))
+    except review.ReviewError as exc:
+        _fail(exc)
+    finally:
+        db.dispose()
+    typer.echo(f"#{request_id} released")
+
+
+@app.command("pause")
+def pause(
+    ctx: typer.Context,
+    platform: str = typer.Argument(..., help="A platform name, or '*' for every platform."),
+    actor: str = typer.Option(..., "--as", help="An admin account."),
+    note: str = typer.Option("", "--note", help="Why (shown to everyone)."),
+) -> None:
+    """Stop posting to a platform now: the running bot posts nothing there until `resume`."""
+    db = _db(ctx)
+    try:
+        who = _reviewer(db, actor, admin=True)
+        changed = overrides.pause(db, platform, who.name, note)
+    except overrides.OverrideError as exc:
+        _fail(exc)
+    finally:
+        db.dispose()
+    typer.echo(f"posting to {platform} " + ("paused" if changed else "was already paused"))
+
+
+@app.command("resume")
+def resume(
+    ctx: typer.Context,
+    platform: str = typer.Argument(..., help="A platform name, or '*' for every platform."),
+    actor: str = typer.Option(..., "--as", help="An admin account."),
+) -> None:
+    """Lift a pause: the replies it held go out at the bot's next posting run."""
+    db = _db(ctx)
+    try:
+        who = _reviewer(db, actor, admin=True)
+        changed = overrides.resume(db, platform, who.name)
+    except overrides.OverrideError as exc:
+        _fail(exc)
+    finally:
+        db.dispose()
+    typer.echo(f"posting to {platform} " + ("resumed" if changed else "was not paused"))
+
+
+@app.command("mode")
+def mode(
+    ctx: typer.Context,
+    value: str = typer.Argument(..., help="dry-run | review | live ('' with --platform: global)"),
+    platform: str = typer.Option("", "--platform", help="Only this platform."),
+    actor: str = typer.Option(..., "--as", help="An admin account."),
+) -> None:
+    """Override the mode (all platforms, or one): dry-run stops posting at the next post."""
+    key = f"{platform.strip()}.mode" if platform.strip() else "mode"
+    db = _db(ctx)
+    try:
+        who = _reviewer(db, actor, admin=True)
+        parsed = overrides.set_override(db, key, value, who.name)
+    except overrides.OverrideError as exc:
+        _fail(f"{key}: {exc}")
+    finally:
+        db.dispose()
+    typer.echo(f"{key} set to {parsed or '(follow global)'}")
+
+
+@app.command("switch")
+def switch(
+    ctx: typer.Context,
+    json_: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Where posting stands: per platform, the mode now, what stops it, the replies held."""
+    settings: Settings = ctx.obj
+    db = _db(ctx)
+    try:
+        held = overrides.held_count(db)
+        rows: list[dict[str, Any]] = [
+            {
+                "platform": spec.name,
+                "mode": overrides.live_mode(db, settings, spec.name),
+                "stopped": overrides.posting_hold(db, spec.name),
+                "held": held.get(spec.name, 0),
+            }
+            for spec in platforms.specs()
+        ]
+    finally:
+        db.dispose()
+    if json_:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    table = Table("platform", "mode", "posting", "held")
+    for row in rows:
+        table.add_row(
+            row["platform"], row["mode"], Text(row["stopped"] or "running"), str(row["held"])
+        )
+    Console(highlight=False).print(table)

@@ -1,4 +1,11 @@
-"""`factnote run`: the bot (`factnote status` is in bot/commands/status.py)."""
+"""`factnote run`: the bot (`factnote status` is in bot/commands/status.py).
+
+Exit status of `run --once`, for cron and supervisors: 0 when every poll and every request
+went through; `FAILED_EXIT` (69, EX_UNAVAILABLE in sysexits.h: a service it needs did not
+work) when a poll failed or a request failed technically (failed, waiting for a retry, or its
+reply not posted after an error); `LOCKED_EXIT` (75) when the database stayed locked.
+Abstaining, skipping and needing an LLM are decisions, not failures.
+"""
 
 from __future__ import annotations
 
@@ -11,36 +18,55 @@ from rich.text import Text
 from bot import platforms
 from bot.commands.status import LOCKED_EXIT, print_overview
 from bot.config import Settings
+from bot.notes_admission import notes_cycle
 from bot.runtime import open_runtime
 from bot.service import Bot, CycleReport, build_adapters
+from bot.startup import announce
 from bot.summary import overview
+from pipeline.records import utcnow
 from storage.db import DatabaseBusy
 
 ModeOption = Literal["dry-run", "review", "live"]
+FAILED_EXIT = 69  # EX_UNAVAILABLE: a poll or a request failed technically
 
 
 def run_command(
     ctx: typer.Context,
-    once: bool = typer.Option(False, "--once", help="One poll and drain, then exit."),
-    mode: str | None = typer.Option(
-        None, "--mode", help="dry-run | review | live (overrides config, adapters included)."
+    once: bool = typer.Option(
+        False,
+        "--once",
+        help="One poll and drain, then exit: 0 when all went through, 69 when a poll or a "
+        "request failed technically, 75 when the database stayed locked.",
+    ),
+    mode: ModeOption | None = typer.Option(
+        None, "--mode", help="Overrides the configured mode, adapters' own modes included."
     ),
 ) -> None:
     """Run the bot: poll the enabled adapters, check what people ask about, act by mode."""
     settings: Settings = ctx.obj
     if mode is not None:
         apply_mode(settings, mode)  # validated before anything starts
+    # Before the models load: a platform enabled without its credentials says so at once.
+    # (Stored overrides change modes and thresholds, never what an adapter is built from.)
+    adapters = build_adapters(settings)
     try:
         with open_runtime(settings) as runtime:
             settings = runtime.settings
             if mode is not None:
                 # The operator's flag wins over modes an admin stored in the database.
                 apply_mode(settings, mode)
-            bot = Bot(runtime, build_adapters(settings))
+            bot = Bot(runtime, adapters)
+            announce(settings, runtime.kit)  # what it will do, and why it may do nothing
             if once:
+                started = utcnow()
                 report = bot.run_once()
                 print_cycle(report)
+                if settings.x_notes.enabled:
+                    cycle = notes_cycle(runtime.db, started, settings.x_notes.test_mode)
+                    Console(highlight=False).print(Text(cycle.line()))
                 print_overview(overview(runtime.db), settings)
+                if not report.ok:
+                    raise typer.Exit(FAILED_EXIT)
             else:
                 bot.run_forever()
     except DatabaseBusy as exc:
@@ -61,10 +87,15 @@ def print_cycle(report: CycleReport) -> None:
     console = Console(highlight=False)
     for p in report.polls:
         line = f"poll {p.adapter}: {p.new} new of {p.seen}"
-        console.print(Text(line + (f" (error: {p.error})" if p.error else "")))
+        if p.error:
+            line += f" ({'waiting' if p.deferred else 'error'}: {p.error})"
+        console.print(Text(line))
     console.print(
         Text(
             f"triaged {report.triaged}, processed {report.processed}, posted {report.posted}, "
             f"expired {report.expired}"
         )
     )
+    if report.failed_requests:
+        ids = ", ".join(f"#{i}" for i in report.failed_requests)
+        console.print(Text(f"failed technically: {len(report.failed_requests)} request(s): {ids}"))

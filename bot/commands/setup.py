@@ -16,7 +16,9 @@ from rich.console import Console
 from rich.text import Text
 
 from adapters.base import PlatformError
-from adapters.bluesky import BlueskyAdapter, BlueskyConfigError, BlueskyCredentials
+from adapters.bluesky import BlueskyAdapter
+from bot.commands.settings import loaded
+from bot.config import ConfigError
 
 app = typer.Typer(help="One-off account setup", no_args_is_help=True)
 
@@ -47,15 +49,14 @@ def bluesky(
     session_path: Path | None = typer.Option(
         None,
         "--session-path",
-        envvar="FACTNOTE_BLUESKY_SESSION_PATH",
         help="Where the Bluesky session string is kept (default: [bluesky] session_path).",
     ),
     json_: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Set the `bot` self-label on the Bluesky profile (credentials from FACTNOTE_BLUESKY_*)."""
     try:
-        creds = BlueskyCredentials.from_env()
-    except BlueskyConfigError as exc:
+        creds = loaded(ctx).bluesky.credentials()
+    except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     adapter = BlueskyAdapter(creds, session_path=session_path or _default_session_path(ctx))

@@ -1,4 +1,5 @@
-"""`factnote sources`: explain publisher ratings and export the effective publisher table.
+"""`factnote sources`: explain publisher ratings, export the effective publisher table, and
+measure how many of a community's cited links the table rates (`coverage`).
 
 The table is the bundled default with the configured layers (MUSE lists, MBFC CSV, score CSV,
 overrides) on top; `--muse-dir`, `--mbfc-csv` and `--score-csv` replace the configured files.
@@ -19,8 +20,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.config import CredibilityConfig
-from pipeline.credibility import CredibilityDataError, PublisherTable, Rating, TableEntry
+from pipeline.citations import TIER_ORDER, CitationFileError, CoverageReport, read_cited_urls
+from pipeline.citations import measure as measure_coverage
+from pipeline.config import CredibilityConfig, FetchConfig
+from pipeline.credibility import CredibilityDataError, PublisherRating, PublisherTable, TableEntry
+from pipeline.resolve import LinkResolver
 
 app = typer.Typer(help="Publisher credibility table", no_args_is_help=True)
 
@@ -83,7 +87,7 @@ def _build_table(
     return table
 
 
-def _rating_dict(rating: Rating) -> dict[str, Any]:
+def _rating_dict(rating: PublisherRating) -> dict[str, Any]:
     payload = asdict(rating)
     payload["tier"] = rating.tier.value
     return payload
@@ -161,3 +165,94 @@ def export(
     else:
         out.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {len(rows)} entries to {out}", err=True)
+
+
+def _fetch_config(ctx: typer.Context, config: Path | None) -> FetchConfig:
+    if config is not None:
+        from bot.config import load_settings
+
+        return load_settings(config).fetch
+    section = getattr(ctx.find_root().obj, "fetch", None)
+    return section if isinstance(section, FetchConfig) else FetchConfig()
+
+
+def make_resolver(cfg: CredibilityConfig, fetch: FetchConfig) -> LinkResolver:
+    """The resolver `coverage --resolve` uses (a seam for tests, which point it at a local
+    server)."""
+    return LinkResolver(cfg, fetch)
+
+
+def _print_coverage(path: Path, report: CoverageReport, top: int, resolved: bool) -> None:
+    console = Console(highlight=False, width=160)
+    console.print(
+        Text(f"{path}: {report.citations} cited links, {report.rated} rated "
+             f"({report.rated_share:.1%})")
+    )  # fmt: skip
+    tiers = Table("tier", "links", "share", title="by tier")
+    for tier in TIER_ORDER:
+        tiers.add_row(tier.value, str(report.by_tier[tier.value]), f"{report.share(tier):.1%}")
+    console.print(tiers)
+    sources = Table("decided by", "links", title="by entry or rule")
+    for source, count in report.by_source.most_common():
+        sources.add_row(Text(source), str(count))
+    console.print(sources)
+    if report.unrated_domains:
+        unrated = Table("domain", "links", "why unrated", title=f"top {top} unrated")
+        for domain, count in report.unrated_domains.most_common(top):
+            unrated.add_row(Text(domain), str(count), Text(report.unrated_reasons[domain]))
+        console.print(unrated)
+    if resolved:
+        failures = ", ".join(f"{r}: {n}" for r, n in report.unresolved.most_common()) or "none"
+        console.print(Text(f"resolved {report.resolved} links; unresolved: {failures}"))
+
+
+@app.command("coverage")
+def coverage(
+    ctx: typer.Context,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Cited links: one per line (or text with links), or a CSV/TSV with a link column."
+        ),
+    ],
+    column: Annotated[
+        str | None,
+        typer.Option("--column", help="CSV/TSV column holding the links (default: url, link, …)."),
+    ] = None,
+    resolve: Annotated[
+        bool,
+        typer.Option(
+            "--resolve/--no-resolve",
+            help="Resolve DOI and shortener links over the network (SSRF-guarded) and rate "
+            "their targets. Off by default: DOIs of known registrants are rated offline anyway.",
+        ),
+    ] = False,
+    top: Annotated[int, typer.Option("--top", help="How many unrated domains to list.")] = 20,
+    json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    config: ConfigOpt = None,
+    muse_dir: MuseOpt = None,
+    mbfc_csv: MbfcOpt = None,
+    score_csv: ScoreOpt = None,
+) -> None:
+    """Share of a community's cited links that the publisher table rates, by tier."""
+    table = _build_table(ctx, config, muse_dir, mbfc_csv, score_csv)
+    try:
+        urls = read_cited_urls(file, column)
+    except CitationFileError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    resolver = None
+    if resolve:
+        resolver = make_resolver(_base_config(ctx, config), _fetch_config(ctx, config))
+    try:
+        report = measure_coverage(urls, table, resolver)
+    finally:
+        if resolver is not None:
+            resolver.close()
+    if json_:
+        payload = {"file": str(file), **report.as_dict(top)}
+        if not resolve:
+            payload["resolution"] = None
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    _print_coverage(file, report, top, resolve)

@@ -25,6 +25,7 @@ def status_command(
     settings: Settings = ctx.obj
     from sqlalchemy.exc import OperationalError
 
+    from bot.notes_admission import admission
     from storage.db import Database, is_lock_error
 
     try:
@@ -35,12 +36,14 @@ def status_command(
         typer.echo("factnote status: the database is locked by another process", err=True)
         raise typer.Exit(LOCKED_EXIT) from None
     view = overview(db)
+    notes = admission(db)
     db.dispose()
     if json_:
         typer.echo(
             json.dumps(
                 {
                     "requests": view.by_state,
+                    "cli_checks": view.cli_checks,
                     "polls": [
                         {
                             "adapter": p.adapter,
@@ -66,12 +69,15 @@ def status_command(
                         for b in view.budgets
                     ],
                     "errors_last_hour": [{"request": i, "error": e} for i, e in view.recent_errors],
+                    "community_notes": notes.as_json(),
                 },
                 indent=2,
             )
         )
         return
     print_overview(view, settings)
+    if notes.written or settings.x_notes.enabled:
+        Console(highlight=False).print(Text(notes.line()))
 
 
 def print_overview(view: Overview, settings: Settings) -> None:
@@ -81,6 +87,8 @@ def print_overview(view: Overview, settings: Settings) -> None:
         table.add_row(state, str(count))
     table.add_row("total", str(view.total))
     console.print(table)
+    if view.cli_checks:
+        console.print(Text(f"factnote check runs, not counted above: {view.cli_checks}"))
     if view.polls:
         polls = Table("adapter", "last poll", "new", "state", "last error", title="Polling")
         for p in view.polls:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -16,6 +17,10 @@ from pipeline.records import utcnow
 from storage.db import Database
 
 app = typer.Typer(help="Review-app accounts: moderators and admins.", no_args_is_help=True)
+
+# `bot.users.ROLES` as a type, so that help lists the roles and typos are refused by name (a
+# test keeps the two equal).
+RoleName = Literal["admin", "senior", "moderator"]
 
 
 def _db(ctx: typer.Context) -> Database:
@@ -40,7 +45,9 @@ def _read_password(from_stdin: bool) -> str:
 def add(
     ctx: typer.Context,
     username: str = typer.Argument(..., help="Login name."),
-    role: str = typer.Option(..., "--role", help="admin | moderator"),
+    role: RoleName = typer.Option(
+        ..., "--role", help="What the account may do (senior and admin decide escalated items)."
+    ),
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="Read the password from the first line of stdin."
     ),

@@ -56,12 +56,12 @@ def create_app(
     secure_cookies: bool | None = None,
     clock: Callable[[], datetime] = utcnow,
 ) -> FastAPI:
-    """The review app over `db`, configured by `settings.web` (see `Settings.web_config`).
+    """The review app over `db`, configured by `settings.web` (`bot.config.WebConfig`).
     `secret` signs session cookies (default: the configured web secret, else random per
     process); `secure_cookies` marks them Secure always (True) or never (False), overriding the
     setting, whose default is: when the request came over HTTPS. `clock` is the time the login
     throttle goes by."""
-    web = settings.web_config()
+    web = settings.web
     ctx = WebContext(
         settings=settings,
         db=db,

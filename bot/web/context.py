@@ -19,10 +19,11 @@ from prometheus_client import CollectorRegistry
 
 from bot import overrides, users
 from bot.config import Settings
+from bot.review import Reviewer
 from bot.users import Account
 from bot.web import csrf
 from bot.web.auth import require_admin, require_user
-from bot.web.render import contains_quote, day, highlight, safe_href, when
+from bot.web.render import contains_quote, day, highlight, safe_href, when, word_diff
 from storage.db import Database
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +37,7 @@ def build_templates() -> Jinja2Templates:
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(when=when, day=day, href=safe_href, highlight=highlight)
-    env.globals.update(contains_quote=contains_quote)
+    env.globals.update(contains_quote=contains_quote, word_diff=word_diff)
     return Jinja2Templates(env=env)
 
 
@@ -86,6 +87,7 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     flashes = request.session.pop(_FLASH, None) or []
     context.update(
         user=account,
+        stopped=_stopped(request) if account is not None else [],
         csrf_token=csrf.csrf_token(request),
         csrf_field=csrf.FIELD,
         flashes=flashes,
@@ -93,6 +95,11 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     )
     templates = web_context(request).templates
     return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def _stopped(request: Request) -> list[str]:
+    """What the kill switch stops now, for the banner every signed-in page shows."""
+    return overrides.switch_summary(web_context(request).db)
 
 
 def redirect(url: str) -> RedirectResponse:
@@ -113,6 +120,11 @@ class Caller:
     @classmethod
     def of(cls, request: Request, ctx: WebContext, account: Account) -> Caller:
         return cls(request, ctx, account, ctx.db, account.username)
+
+    @property
+    def who(self) -> Reviewer:
+        """The account as `bot.review` sees it: its name, and whether it is senior."""
+        return Reviewer(self.name, self.account.is_senior)
 
     def flash(self, kind: str, message: str) -> None:
         flash(self.request, kind, message)

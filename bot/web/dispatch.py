@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot import platforms
+from bot import overrides, platforms
 from bot.config import AdapterConfig, Settings
 from bot.posting import post_one
 from bot.service import build_adapters
@@ -31,8 +31,21 @@ def posts_here(settings: Settings, platform: str) -> bool:
     return bool(section is not None and section.enabled)
 
 
-def approve_plan(settings: Settings, platform: str) -> str:
-    """What approving does, in words, for the item page."""
+def publishes(platform: str) -> bool:
+    """Whether a reply approved for `platform` goes out in public (every platform but the
+    local adapter, which writes to a file): approving one asks for a confirmation."""
+    return platform != "local"
+
+
+def approve_plan(settings: Settings, platform: str, db: Database | None = None) -> str:
+    """What approving does, in words, for the item page (with `db`: what the kill switch
+    does to it now)."""
+    hold = overrides.posting_hold(db, platform) if db is not None else None
+    if hold is not None:
+        return (
+            f"Posting is stopped by the kill switch ({hold}): approving moves the item to "
+            "posting, and it is posted once the switch is lifted."
+        )
     if posts_here(settings, platform):
         return f"Approving posts the reply now through the {platform} adapter."
     return (
@@ -44,6 +57,9 @@ def approve_plan(settings: Settings, platform: str) -> str:
 def post_approved(settings: Settings, db: Database, request_id: int, platform: str) -> PostOutcome:
     if not posts_here(settings, platform):
         return PostOutcome(False, "left in posting: the running bot will post it")
+    hold = overrides.posting_hold(db, platform)
+    if hold is not None:
+        return PostOutcome(False, f"held in posting by the kill switch: {hold}")
     # Build only this adapter: another platform's missing credentials must not stop it.
     only = settings.model_copy(deep=True)
     for spec in platforms.specs():

@@ -13,8 +13,8 @@ from sqlalchemy import ColumnElement, Select, String, Text, cast, func, or_, sel
 from sqlalchemy.orm import Session, selectinload
 
 from bot import review
-from bot.convert import reply_rules
-from pipeline.records import TIER_RANK, GuardReport, Platform, Tier, Verdict
+from bot.convert import reply_platform
+from pipeline.records import TIER_RANK, GuardReport, Passage, Platform, Tier, Verdict
 from pipeline.urls import canonical_url
 from storage.db import Database
 from storage.models import (
@@ -30,6 +30,8 @@ from storage.repositories import snapshot_for
 QUEUE_LIMIT = 500
 PAGE_SIZE = 50
 ORDERS = ("oldest", "newest")
+ESCALATED_CHOICES = ("only", "exclude")
+CLAIM_CHOICES = ("mine", "unclaimed")
 _TIER_VALUES = frozenset(t.value for t in Tier)
 _VERDICT_VALUES = frozenset(v.value for v in Verdict)
 _STATE_VALUES = frozenset(s.value for s in RequestState)
@@ -51,11 +53,6 @@ def _date(raw: str) -> date | None:
         return date.fromisoformat(raw) if raw else None
     except ValueError:
         return None
-
-
-def reply_platform(request_platform: str) -> Platform:
-    """The length rules a request's reply is measured by (the same mapping the worker uses)."""
-    return reply_rules(request_platform)
 
 
 def _latest_decisions() -> Any:
@@ -107,12 +104,18 @@ class QueueFilter:
     min_age_h: float | None = None
     max_age_h: float | None = None
     order: str = "oldest"
+    escalated: str = ""  # "only" | "exclude" | "" (any)
+    claim: str = ""  # "mine" | "unclaimed" | "" (any)
 
     @classmethod
     def from_query(cls, args: Mapping[str, str]) -> QueueFilter:
         """The filter from the page's query string; unknown values and bad numbers drop out."""
         order = args.get("order", "oldest")
+        escalated = args.get("escalated", "")
+        claim = args.get("claim", "")
         return cls(
+            escalated=escalated if escalated in ESCALATED_CHOICES else "",
+            claim=claim if claim in CLAIM_CHOICES else "",
             platform=args.get("platform", "").strip(),
             verdict=_known(args.get("verdict", ""), _VERDICT_VALUES),
             tier=_known(args.get("tier", ""), _TIER_VALUES),
@@ -132,6 +135,8 @@ class QueueFilter:
             "min_age_h": "" if self.min_age_h is None else f"{self.min_age_h:g}",
             "max_age_h": "" if self.max_age_h is None else f"{self.max_age_h:g}",
             "order": self.order,
+            "escalated": self.escalated,
+            "claim": self.claim,
         }
         return {k: v for k, v in fields.items() if v}
 
@@ -145,6 +150,8 @@ class QueueItem:
     deadline: datetime | None
     overdue: bool
     escalated: bool
+    escalated_by: str | None
+    claimed_by: str | None
     verdict: str | None
     confidence: float | None
     best_tier: str | None
@@ -154,10 +161,19 @@ class QueueItem:
     target_text: str
 
 
-def queue_items(db: Database, flt: QueueFilter, now: datetime) -> list[QueueItem]:
+def queue_items(db: Database, flt: QueueFilter, now: datetime, me: str = "") -> list[QueueItem]:
+    """Items awaiting review that match `flt`; `me` is who "mine" means."""
     stmt = _with_latest((Request, DecisionRow)).where(
         Request.state == RequestState.AWAITING_REVIEW.value
     )
+    if flt.escalated == "only":
+        stmt = stmt.where(Request.escalated_by.is_not(None))
+    elif flt.escalated == "exclude":
+        stmt = stmt.where(Request.escalated_by.is_(None))
+    if flt.claim == "mine":
+        stmt = stmt.where(Request.claimed_by == me)
+    elif flt.claim == "unclaimed":
+        stmt = stmt.where(Request.claimed_by.is_(None))
     if flt.platform:
         stmt = stmt.where(Request.platform == flt.platform)
     if flt.requester:
@@ -199,7 +215,9 @@ def queue_items(db: Database, flt: QueueFilter, now: datetime) -> list[QueueItem
                 created_at=request.created_at,
                 deadline=request.review_deadline,
                 overdue=bool(request.review_deadline and request.review_deadline < now),
-                escalated=request.reason.startswith("escalated"),
+                escalated=request.escalated_by is not None,
+                escalated_by=request.escalated_by,
+                claimed_by=request.claimed_by,
                 verdict=decision.verdict if decision is not None else None,
                 confidence=decision.confidence if decision is not None else None,
                 best_tier=top,
@@ -210,6 +228,33 @@ def queue_items(db: Database, flt: QueueFilter, now: datetime) -> list[QueueItem
             )
         )
     return items
+
+
+def next_item(db: Database, after: int | None, who: review.Reviewer) -> int | None:
+    """The item to review after `after`: the next one in the queue's order (oldest first)
+    that `who` may decide (not someone else's, not escalated unless `who` is senior), wrapping
+    round to the start; None when there is none but `after`."""
+    stmt = (
+        select(Request.id, Request.created_at)
+        .where(
+            Request.state == RequestState.AWAITING_REVIEW.value,
+            or_(Request.claimed_by.is_(None), Request.claimed_by == who.name),
+        )
+        .order_by(Request.created_at.asc(), Request.id.asc())
+        .limit(QUEUE_LIMIT)
+    )
+    if not who.senior:
+        stmt = stmt.where(Request.escalated_by.is_(None))
+    with db.session() as session:
+        rows = [(rid, created) for rid, created in session.execute(stmt)]
+        current = session.get(Request, after) if after is not None else None
+        position = (current.created_at, current.id) if current is not None else None
+    if position is not None:
+        for rid, created in rows:
+            if (created, rid) > position:
+                return rid
+    others = [rid for rid, _ in rows if rid != after]
+    return others[0] if others else None
 
 
 # --- Decisions log ---------------------------------------------------------------------------
@@ -356,6 +401,8 @@ class ItemView:
     history: list[ReviewAction]
     summons: dict[str, Any] = field(default_factory=dict)
     target: dict[str, Any] = field(default_factory=dict)
+    # Passages retrieval found without an LLM to judge them (a `needs_llm` decision).
+    candidates: list[Passage] = field(default_factory=list)
 
     @property
     def platform_rules(self) -> Platform:
@@ -433,7 +480,18 @@ def load_item(session: Session, request_id: int) -> ItemView | None:
         history=review.history(session, request_id),
         summons=dict(request.summons or {}),
         target=dict(request.target or {}),
+        candidates=_candidates(trace),
     )
+
+
+def _candidates(trace: dict[str, Any]) -> list[Passage]:
+    found = []
+    for raw in trace.get("candidates") or []:
+        try:
+            found.append(Passage.model_validate(raw))
+        except ValueError:
+            continue
+    return sorted(found, key=lambda p: -p.score)
 
 
 def _snapshot(session: Session, evidence: EvidenceRow) -> DocumentRow | None:

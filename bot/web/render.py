@@ -3,6 +3,7 @@ and human-readable times. Everything is escaped first and only our own markup is
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -24,6 +25,27 @@ def highlight(text: str, quote: str) -> Markup:
         pieces.append(Markup("<mark>{}</mark>").format(match.group()))
         pos = match.end()
     pieces.append(escape(text[pos:]))
+    return Markup("").join(pieces)
+
+
+_TOKENS = re.compile(r"\s+|\w+|[^\w\s]+")  # spaces, words, punctuation: each its own token
+
+
+def word_diff(before: str, after: str) -> Markup:
+    """`after` against `before`, word by word: removed words in <del>, added ones in <ins>,
+    everything escaped first."""
+    old = _TOKENS.findall(before or "")
+    new = _TOKENS.findall(after or "")
+    pieces: list[Markup] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            pieces.append(escape("".join(old[a1:a2])))
+            continue
+        if a2 > a1:
+            pieces.append(Markup("<del>{}</del>").format("".join(old[a1:a2])))
+        if b2 > b1:
+            pieces.append(Markup("<ins>{}</ins>").format("".join(new[b1:b2])))
     return Markup("").join(pieces)
 
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from bot.commands.claims import app
 from pipeline.config import ClaimsConfig, FetchConfig
-from tests.fakes.http_server import LocalHTTPServer, Route
+from testing.fakes.http_server import LocalHTTPServer, Route
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 
@@ -174,3 +174,44 @@ def test_an_unreachable_url_fails_and_the_next_source_is_imported(tmp_path: Path
     [line] = [x for x in result.stderr.splitlines() if x.startswith("failed: ")]
     assert line.startswith(f"failed: {closed}: cannot fetch: ")
     assert "multilingual.json: 3 review(s)" in result.stdout
+
+
+def _api_file(path: Path, ratings: list[str]) -> Path:
+    """Fact Check Tools claims:search JSON (the API's documented shape), one review per rating."""
+    claims = [
+        {
+            "text": f"Claim number {n} about the moon being made of cheese.",
+            "claimReview": [
+                {
+                    "publisher": {"name": "Checkers Weekly", "site": "checkers.example"},
+                    "url": f"https://checkers.example/fact-check/{n}",
+                    "textualRating": rating,
+                    "languageCode": "en",
+                }
+            ],
+        }
+        for n, rating in enumerate(ratings)
+    ]
+    path.write_text(json.dumps({"claims": claims}), encoding="utf-8")
+    return path
+
+
+def test_import_lists_the_rating_texts_nobody_mapped_and_the_rating_map_maps_them(
+    tmp_path: Path,
+) -> None:
+    source = _api_file(
+        tmp_path / "api.json", ["Spicy take", "Barely True", "Spicy take", "Wobbly", "Satire"]
+    )
+    index = tmp_path / "claims.sqlite"
+    result = runner.invoke(app, ["import", str(source), "--index", str(index)])
+    assert result.exit_code == 0, result.output
+    assert "unknown rating texts" in result.stdout
+    assert '  "Spicy take": 2\n  "Wobbly": 1\n' in result.stdout
+    assert "Barely True" not in result.stdout and "Satire" not in result.stdout
+
+    mapped = SimpleNamespace(claims=ClaimsConfig(rating_map={"spicy take": "false"}))
+    again = runner.invoke(
+        app, ["import", str(source), "--index", str(tmp_path / "b.sqlite")], obj=mapped
+    )
+    assert '"Spicy take"' not in again.stdout and '  "Wobbly": 1\n' in again.stdout
+    assert "5 review(s), 5 new or changed, 2 unrated" in again.stdout  # Wobbly and Satire

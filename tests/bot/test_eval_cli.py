@@ -12,8 +12,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from bot.commands.evaluate import app
-from pipeline.taskfive import read_qrels, read_run, retrieval_scores
-from tests.fakes.openai_server import FakeLLM, Reply
+from evaluation.taskfive import read_qrels, read_run, retrieval_scores
+from testing.fakes.openai_server import FakeLLM, Reply
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "taskfive"
 DATA = FIXTURES / "three_rumors.jsonl"
@@ -62,7 +62,7 @@ def test_authority_with_an_llm_also_scores_the_verdicts(fake_llm: FakeLLM) -> No
             return Reply.json({"stance": "supports", "confidence": 0.8})
         return Reply.json({"stance": "not_enough_info", "confidence": 0.6})
 
-    fake_llm.script("AuthorityStanceAnswer", stance)
+    fake_llm.script("authority_stance", stance)
     result = runner.invoke(
         app,
         ["authority", "--data", str(DATA), "--qrels", str(QRELS), "--json"],
@@ -75,7 +75,7 @@ def test_authority_with_an_llm_also_scores_the_verdicts(fake_llm: FakeLLM) -> No
     assert payload["predictions"]["T5_003"]["label"] == "NOT ENOUGH INFO"
     assert payload["macro_f1"] == 1.0 and payload["strict_macro_f1"] == 1.0
     # Up to five statements per rumor were judged, one call each.
-    assert fake_llm.calls("AuthorityStanceAnswer") == 5 + 5 + 3
+    assert fake_llm.calls("authority_stance") == 5 + 5 + 3
 
     text = runner.invoke(
         app,

@@ -16,10 +16,12 @@ from typer.testing import CliRunner
 from bot import export
 from bot.cli import app
 from bot.export import export_records, write_csv
-from pipeline.records import Evidence
+from pipeline.records import Decision, DecisionStatus, Evidence, Platform
 from storage.db import Database
-from storage.models import DecisionRow, DocumentRow, Request
-from tests.bot.web.seed import seed
+from storage.models import DecisionRow, DocumentRow, Request, RequestState, ReviewAction
+from storage.repositories import add_decision, create_cli_request
+from testing.scenarios import POST
+from tests.bot.web.seed import Spec, seed
 
 runner = CliRunner()
 
@@ -123,3 +125,58 @@ def test_every_decision_column_and_evidence_field_is_exported() -> None:
     names = {export._DECISION_NAMES.get(c.key, c.key) for c in DecisionRow.__table__.columns}
     assert names <= set(export.ExportRecord.model_fields)
     assert list(export.ExportEvidence.model_fields) == ["position", *Evidence.model_fields]
+
+
+def test_moderator_actions_are_exported_with_the_decision_they_acted_on(db: Database) -> None:
+    world = seed(db)
+    records = {r.request_id: r for r in export_records(db)}
+    edited = records[world.ids["posted_edited"]]
+    assert [(a.actor, a.action) for a in edited.review_actions] == [
+        ("mod_demo", "edit"),
+        ("mod_demo", "approve"),
+    ]
+    assert edited.review_actions[0].detail["after"].endswith("Stay well.")
+    assert [a.action for a in records[world.ids["rejected"]].review_actions] == ["reject"]
+    assert records[world.ids["dry_run"]].review_actions == []
+    out = io.StringIO()
+    write_csv(export_records(db), out)
+    rows = {int(r["request_id"]): r for r in csv.DictReader(io.StringIO(out.getvalue()))}
+    actions = json.loads(rows[world.ids["rejected"]]["review_actions"])
+    assert actions[0]["actor"] == "mod_demo" and actions[0]["detail"]["reason"] == "wrong verdict"
+
+
+def test_a_retried_request_has_its_actions_on_the_draft_they_judged(db: Database) -> None:
+    world = seed(db)
+    request_id = world.ids["rejected"]
+    with db.transaction() as session:
+        first = session.scalars(
+            select(DecisionRow).where(DecisionRow.request_id == request_id)
+        ).one()
+        action_at = session.scalars(
+            select(ReviewAction.created_at).where(ReviewAction.request_id == request_id)
+        ).one()
+        first.created_at = action_at - timedelta(minutes=5)
+        retry = DecisionRow(
+            request_id=request_id,
+            status="reply",
+            platform="x",
+            as_of=action_at,
+            created_at=action_at + timedelta(minutes=5),
+        )
+        session.add(retry)
+    records = [r for r in export_records(db) if r.request_id == request_id]
+    assert [[a.action for a in r.review_actions] for r in records] == [["reject"], []]
+
+
+def test_check_runs_are_exported_with_their_origin(db: Database) -> None:
+    seed(db, [Spec("bot", RequestState.DRY_RUN, mode="dry-run")])
+    with db.transaction() as session:
+        add_decision(
+            session,
+            create_cli_request(session, POST),
+            Decision(status=DecisionStatus.NEEDS_LLM, platform=Platform.X, as_of=POST.created_at),
+        )
+    assert [(r.platform, r.origin) for r in export_records(db)] == [
+        ("local", "bot"),
+        ("cli", "check"),
+    ]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from bot.commands.index import app
 from pipeline.config import FetchConfig
 from pipeline.search.local_index import LocalIndex
-from tests.fakes.http_server import LocalHTTPServer, Route
+from testing.fakes.http_server import LocalHTTPServer, Route
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "index"
 CORPUS = FIXTURES / "corpus"

@@ -12,9 +12,11 @@ from sqlalchemy import func, select
 
 from bot.config import load_settings
 from bot.web.app import create_app
-from pipeline.records import utcnow
+from pipeline.records import Decision, DecisionStatus, Platform, utcnow
 from storage.db import Database
 from storage.models import Cursor, DecisionRow, LLMCallRow, RateBudgetRow, Request, RequestState
+from storage.repositories import add_decision, create_cli_request
+from testing.scenarios import POST
 from tests.bot.web.seed import Spec, seed
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -116,3 +118,19 @@ def test_metrics_see_rows_written_by_another_process(
     seed(other, [Spec("a", RequestState.AWAITING_REVIEW), Spec("b", RequestState.AWAITING_REVIEW)])
     other.dispose()
     assert scrape(client)[("factnote_review_queue_depth", ())] == 2
+
+
+def test_check_runs_are_counted_apart_from_bot_requests(db: Database, client: TestClient) -> None:
+    seed(db, [Spec("bot", RequestState.DRY_RUN, mode="dry-run")])
+    with db.transaction() as session:
+        add_decision(
+            session,
+            create_cli_request(session, POST),
+            Decision(status=DecisionStatus.NEEDS_LLM, platform=Platform.X, as_of=POST.created_at),
+        )
+    samples = scrape(client)
+    assert samples[("factnote_cli_checks", ())] == 1
+    assert samples[("factnote_requests", (("state", "dry_run"),))] == 1
+    assert samples[("factnote_requests", (("state", "processing"),))] == 0
+    assert samples[("factnote_decisions_total", (("status", "reply"),))] == 1
+    assert ("factnote_decisions_total", (("status", "needs_llm"),)) not in samples

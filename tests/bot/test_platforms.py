@@ -25,7 +25,7 @@ from adapters.base import (
 from bot import overrides, platforms
 from bot.commands.run import apply_mode
 from bot.config import AdapterConfig, ConfigError, Settings
-from bot.convert import reply_rules
+from bot.convert import reply_platform
 from bot.platforms import AdapterSpec, TriagePolicy
 from bot.runtime import open_runtime
 from bot.service import Bot, build_adapters
@@ -33,8 +33,8 @@ from bot.web import dispatch
 from pipeline.formats import REPLY_FORMATS
 from pipeline.records import Platform, utcnow
 from storage.models import OptOut, Request, RequestState
-from tests.fakes.openai_server import FakeLLM
-from tests.support import TIERS, build_index, script_happy_path
+from testing.fakes.openai_server import FakeLLM
+from testing.scenarios import TIERS, build_index, script_happy_path
 
 CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
 NAME = "fakesocial"
@@ -125,7 +125,7 @@ def fake_platform() -> Iterator[FakeSocial]:
 
 
 def test_the_built_in_platforms_are_registered_in_order() -> None:
-    assert [spec.name for spec in platforms.specs()] == ["local", "x", "bluesky"]
+    assert [spec.name for spec in platforms.specs()] == ["local", "x", "bluesky", "x_notes"]
 
 
 @pytest.mark.parametrize("spec", platforms.specs(), ids=lambda spec: spec.name)
@@ -140,10 +140,10 @@ def test_every_registered_platform_has_its_config_section_and_a_known_reply_form
 
 
 def test_replies_follow_each_platforms_reply_format() -> None:
-    assert reply_rules("local") is Platform.X  # no rules of its own: X's, the strictest
-    assert reply_rules("x") is Platform.X
-    assert reply_rules("bluesky") is Platform.BLUESKY
-    assert reply_rules("not-a-platform") is Platform.X
+    assert reply_platform("local") is Platform.X  # no rules of its own: X's, the strictest
+    assert reply_platform("x") is Platform.X
+    assert reply_platform("bluesky") is Platform.BLUESKY
+    assert reply_platform("not-a-platform") is Platform.X
 
 
 def test_a_platform_registered_twice_is_refused(fake_platform: FakeSocial) -> None:
@@ -173,7 +173,7 @@ def test_a_registered_platform_is_built_dispatched_and_moded_without_other_edits
     assert build_adapters(settings)[NAME] is fake_platform
     assert dispatch.posts_here(settings, NAME)
     assert "through the fakesocial adapter" in dispatch.approve_plan(settings, NAME)
-    assert reply_rules(NAME) is Platform.BLUESKY  # its spec's, not the default X
+    assert reply_platform(NAME) is Platform.BLUESKY  # its spec's, not the default X
 
     settings.fakesocial.mode = "review"
     assert settings.adapter_mode(NAME) == "review"

@@ -18,8 +18,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from adapters.local import LocalAdapter
-from tests.fakes.openai_server import FakeLLM, Reply
-from tests.support import TIERS, build_index, cite_first_two, quotes_from_page
+from testing.fakes.openai_server import FakeLLM, Reply
+from testing.scenarios import TIERS, build_index, cite_first_two, quotes_from_page
 
 REPO = Path(__file__).resolve().parents[2]
 FACTNOTE = [sys.executable, "-m", "bot.cli"]
@@ -76,7 +76,7 @@ def make_inbox(tmp: Path, count: int) -> list[str]:
             if i % 10 == 0
             else f"Drinking hot lemon water every hour kills the flu virus, claim {i}."
         )
-        item = {
+        item: dict[str, Any] = {
             "id": sid,
             "author": f"asker_{i}_demo",
             "text": "@factnote is this true?",
@@ -108,9 +108,9 @@ def script(fake: FakeLLM) -> None:
             }
         )
 
-    fake.script("AnalysisAnswer", analysis)
-    fake.script("EvidenceAnswer", quotes_from_page)
-    fake.script("DraftAnswer", cite_first_two)
+    fake.script("analyze", analysis)
+    fake.script("evidence", quotes_from_page)
+    fake.script("write", cite_first_two)
 
 
 def states(tmp: Path) -> dict[str, str]:
@@ -235,3 +235,39 @@ def test_sigkill_at_random_moments_never_loses_or_doubles_a_reply(tmp_path: Path
     assert replies == posted, "exactly one outbox reply per summons decided as a reply"
     assert len(posted) >= 150
     assert {final[s] for s in ids if int(s) % 10 == 0} == {"abstained"}
+
+
+def test_the_running_bot_logs_json_transitions_without_scheduler_chatter(tmp_path: Path) -> None:
+    # Issue 18.6: `run` logged nothing of its work, but a scheduler line every second and a
+    # "maximum number of running instances reached" warning whenever a drain ran long.
+    ids = make_inbox(tmp_path, 12)
+    build_index(tmp_path / "index.sqlite")
+    config = write_config(tmp_path, workers=1)
+    with FakeLLM(delay_s=0.3) as fake:  # drains last seconds: starts come while one runs
+        script(fake)
+        # --config after the sub-command, as people type it (issue 18.11).
+        args = ["--log-level", "info", "--log-format", "json", "run", "--config", str(config)]
+        proc = subprocess.Popen(
+            [*FACTNOTE, *args],
+            env=env_for(fake),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            final = states(tmp_path)
+            if len(final) == len(ids) and set(final.values()) <= TERMINAL:
+                break
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-3000:]
+    records = [json.loads(line) for line in err.splitlines() if line.strip()]  # all JSON
+    assert not [r for r in records if r["logger"].startswith("apscheduler")]
+    assert any(r["message"].startswith("factnote running in dry-run mode") for r in records)
+    moves = [r for r in records if r.get("event") == "transition"]
+    assert {r["request_id"] for r in moves} == set(range(1, len(ids) + 1))
+    done = [r for r in moves if r["previous"] == "processing"]
+    assert {r["state"] for r in done} <= {"dry_run", "abstained"}
+    assert all(r["timings"]["total"] > 0 for r in done)

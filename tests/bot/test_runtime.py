@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import sqlite3
+import subprocess
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
@@ -38,8 +40,8 @@ from bot.summary import overview
 from pipeline.records import utcnow
 from storage.db import Database, DatabaseBusy
 from storage.models import Cursor, DecisionRow, OptOut, Request, RequestState, ReviewAction
-from tests.fakes.openai_server import FakeLLM, Reply
-from tests.support import TIERS, build_index, script_happy_path
+from testing.fakes.openai_server import FakeLLM, Reply
+from testing.scenarios import TIERS, build_index, script_happy_path
 
 CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
 
@@ -189,7 +191,7 @@ def test_the_same_summons_twice_is_one_request(env: Env) -> None:
     env.run_once(settings)
     env.run_once(settings)
     assert len(env.requests(settings)) == 1
-    assert env.fake.calls("AnalysisAnswer") == 1
+    assert env.fake.calls("analyze") == 1
 
 
 def test_live_mode_posts_exactly_one_reply_to_the_summons(env: Env) -> None:
@@ -304,7 +306,7 @@ def test_loops_and_bots_are_skipped(env: Env) -> None:
         "our own post",
         "summoned by another bot",
     ]
-    assert env.fake.calls("AnalysisAnswer") == 0
+    assert env.fake.calls("analyze") == 0
 
 
 def test_hourly_limit_per_user(env: Env) -> None:
@@ -506,7 +508,7 @@ def test_a_summons_the_database_refuses_is_skipped_and_the_rest_stored(env: Env)
 
 def test_llm_failure_is_retried_then_failed_and_others_still_served(env: Env) -> None:
     env.fake.script(
-        "AnalysisAnswer",
+        "analyze",
         lambda body: (
             Reply.text("not json")
             if any("broken" in str(m["content"]) for m in body["messages"])
@@ -616,11 +618,35 @@ def test_requests_left_processing_by_a_dead_process_are_requeued(env: Env) -> No
     with open_runtime(settings) as runtime:
         bot = Bot(runtime, build_adapters(settings))
         bot.poll_adapter("local")
-        assert bot.worker.claim_next() is not None  # claimed, then "the process dies"
+        request_id = bot.worker.claim_next()
+        assert request_id is not None
+        bot.worker.stop()
+        # ... then "the process dies": the lease names a process of this host that is gone.
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        dead_worker = f"{socket.gethostname()}:{gone.pid}:1"
+        with runtime.db.transaction() as session:
+            row = session.get(Request, request_id)
+            assert row is not None and row.lease_owner == bot.worker.name
+            row.lease_owner = dead_worker
     env.run_once(settings)
     [request] = env.requests(settings)
     assert request.state == RequestState.DRY_RUN.value
     assert request.attempts == 2
+
+
+def test_a_request_held_by_a_live_worker_is_not_taken_over(env: Env) -> None:
+    env.add(summons("1"))
+    settings = env.settings()
+    with open_runtime(settings) as runtime:
+        bot = Bot(runtime, build_adapters(settings))
+        bot.poll_adapter("local")
+        assert bot.worker.claim_next() is not None  # another worker, alive, still checking
+        bot.worker.stop()
+    env.run_once(settings)
+    [request] = env.requests(settings)
+    assert request.state == RequestState.PROCESSING.value
+    assert request.attempts == 1
 
 
 def test_runtime_object_is_usable_for_status(env: Env) -> None:

@@ -136,3 +136,82 @@ def test_export_json_to_a_file_includes_imported_layers(tmp_path: Path) -> None:
 def test_export_refuses_an_unknown_format() -> None:
     result = runner.invoke(app, ["export", "--format", "xml"])
     assert result.exit_code != 0
+
+
+# -- coverage ---------------------------------------------------------------------------------
+
+CITED = FIXTURES / "cited_urls.txt"
+
+
+def test_coverage_json_counts_the_fixture_links_by_tier() -> None:
+    result = runner.invoke(app, ["coverage", "--json", str(CITED)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    # 11 lines, one of them a note's text with two links in it.
+    assert (report["citations"], report["rated"], report["rated_share"]) == (12, 9, 0.75)
+    counts = {tier: item["count"] for tier, item in report["by_tier"].items()}
+    assert counts == {"high": 4, "medium": 3, "low": 1, "excluded": 1, "unknown": 3}
+    assert report["by_source"]["rule:government"] == 1
+    assert {item["domain"] for item in report["top_unrated"]} == {
+        "bit.ly",
+        "imdb.com",
+        "some-unlisted-shop-4417.com",
+    }
+    assert report["resolution"] is None
+
+
+def test_coverage_table_output_shows_share_and_unrated_reasons() -> None:
+    result = runner.invoke(app, ["coverage", str(CITED)])
+    assert result.exit_code == 0, result.output
+    assert "12 cited links, 9 rated (75.0%)" in result.stdout
+    assert "rule:user-generated" in result.stdout
+    assert "publisher not in the table" in result.stdout
+
+
+def test_coverage_reads_links_from_a_csv_column() -> None:
+    result = runner.invoke(app, ["coverage", "--json", str(FIXTURES / "cited_notes.csv")])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["citations"], report["rated"]) == (3, 2)
+    assert report["by_source"]["rule:user-generated"] == 1
+
+
+def test_coverage_refuses_a_csv_without_a_link_column(tmp_path: Path) -> None:
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n", encoding="utf-8")
+    result = runner.invoke(app, ["coverage", str(path)])
+    assert result.exit_code == 2
+    assert "no link column found" in result.stderr
+
+
+def test_coverage_resolve_rates_targets_and_counts_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.commands import sources
+    from pipeline.config import FetchConfig
+    from pipeline.resolve import LinkResolver
+    from testing.fakes.http_server import LocalHTTPServer, Route
+
+    with LocalHTTPServer() as server:
+        # A shortener's 301 to a publisher, and a dead short link.
+        server.redirect("/s", "https://www.nature.com/articles/x", status=301)
+        server.add("/dead", Route(status=404))
+        monkeypatch.setattr(
+            sources,
+            "make_resolver",
+            lambda cfg, fetch: LinkResolver(
+                cfg,
+                FetchConfig(allow_hosts=["127.0.0.1"]),
+                is_redirector=lambda h: h == "127.0.0.1",
+            ),
+        )
+        path = tmp_path / "links.txt"
+        path.write_text(f"{server.url('/s')}\n{server.url('/dead')}\n", encoding="utf-8")
+        offline = json.loads(runner.invoke(app, ["coverage", "--json", str(path)]).stdout)
+        assert server.requests == []  # off by default: no network
+        result = runner.invoke(app, ["coverage", "--json", "--resolve", str(path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert offline["rated"] == 0
+    assert report["rated"] == 1 and report["by_tier"]["high"]["count"] == 1
+    assert report["resolution"] == {"resolved": 1, "unresolved": {"http 404": 1}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import fields
 from pathlib import Path
@@ -234,3 +235,123 @@ def test_an_account_is_every_column_of_its_user_but_the_password_hash() -> None:
     # `_account` maps by name: a column added with a field of its name needs nothing more.
     columns = {column.key for column in User.__table__.columns}
     assert {f.name for f in fields(users.Account)} == columns - {"password_hash"}
+
+
+# --- `factnote review ... --as NAME`: only real, active accounts; their roles count ----------
+
+
+@pytest.fixture
+def review_env(cli_env: Database) -> dict[str, int]:
+    from tests.bot.web.seed import seed
+
+    users.add_user(cli_env, "mod_demo", PASSWORD, "moderator")
+    users.add_user(cli_env, "senior_demo", PASSWORD, "senior")
+    users.add_user(cli_env, "admin_demo", PASSWORD, "admin")
+    return seed(cli_env).ids
+
+
+def _state(db: Database, request_id: int) -> str:
+    from storage.models import Request
+
+    with db.session() as session:
+        row = session.get(Request, request_id)
+        assert row is not None
+        return row.state
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["approve", "{id}"],
+        ["edit", "{id}", "New text."],
+        ["reject", "{id}", "--reason", "other"],
+        ["escalate", "{id}"],
+        ["claim", "{id}"],
+    ],
+)
+def test_review_actions_refuse_an_unknown_user_in_one_line(
+    cli_env: Database, review_env: dict[str, int], command: list[str]
+) -> None:
+    rid = review_env["review_x"]
+    args = ["review", *[a.format(id=rid) for a in command], "--as", "ghost_demo"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "factnote review: no user 'ghost_demo': review actions are done as a review-app account "
+        "(list them with `factnote users list`, add one with `factnote users add NAME --role "
+        "moderator`)"
+    ]
+    assert "Traceback" not in result.output
+    assert _state(cli_env, rid) == "awaiting_review"
+
+
+def test_review_actions_refuse_a_disabled_user_and_need_an_account(
+    cli_env: Database, review_env: dict[str, int]
+) -> None:
+    rid = review_env["review_x"]
+    users.disable_user(cli_env, "mod_demo")
+    result = runner.invoke(app, ["review", "approve", str(rid), "--as", "mod_demo"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "factnote review: user 'mod_demo' is disabled: review actions need an active account"
+    )
+    missing = runner.invoke(app, ["review", "approve", str(rid)])
+    assert missing.exit_code == 2 and "--as" in missing.output
+    assert _state(cli_env, rid) == "awaiting_review"
+
+
+def test_review_roles_count_on_the_command_line(
+    cli_env: Database, review_env: dict[str, int]
+) -> None:
+    rid = review_env["review_x"]  # X is not enabled here: approving leaves it for the bot
+    assert runner.invoke(app, ["review", "escalate", str(rid), "--as", "mod_demo"]).exit_code == 0
+    refused = runner.invoke(app, ["review", "approve", str(rid), "--as", "mod_demo"])
+    assert refused.exit_code == 1 and "only a senior moderator or an admin" in refused.output
+    assert _state(cli_env, rid) == "awaiting_review"
+    ok = runner.invoke(app, ["review", "approve", str(rid), "--as", "senior_demo"])
+    assert ok.exit_code == 0, ok.output
+    assert _state(cli_env, rid) == "posting"
+    shown = runner.invoke(app, ["review", "show", str(rid), "--json"])
+    assert shown.exit_code == 0, shown.output
+    item = json.loads(shown.output)
+    assert item["id"] == rid and item["state"] == "posting" and item["platform"] == "x"
+    assert item["escalated_by"] == "mod_demo" and item["evidence"]
+    assert [(h["actor"], h["action"]) for h in item["history"]] == [
+        ("mod_demo", "escalate"),
+        ("mod_demo", "refused"),
+        ("senior_demo", "approve"),
+    ]
+    assert runner.invoke(app, ["review", "show", "99999", "--json"]).exit_code == 1
+
+
+def test_the_kill_switch_from_the_command_line_is_for_admins(
+    cli_env: Database, review_env: dict[str, int]
+) -> None:
+    from bot import overrides
+
+    refused = runner.invoke(app, ["review", "pause", "x", "--as", "mod_demo"])
+    assert refused.exit_code == 1
+    assert "only an admin may change posting" in refused.output
+    paused = runner.invoke(app, ["review", "pause", "x", "--as", "admin_demo", "--note", "oops"])
+    assert paused.exit_code == 0 and "posting to x paused" in paused.output
+    assert "paused by admin_demo" in (overrides.posting_hold(cli_env, "x") or "")
+    status = json.loads(runner.invoke(app, ["review", "switch", "--json"]).output)
+    assert {row["platform"]: bool(row["stopped"]) for row in status}["x"] is True
+    bad = runner.invoke(app, ["review", "pause", "myspace", "--as", "admin_demo"])
+    assert bad.exit_code == 1 and "platform must be one of" in bad.output
+    assert runner.invoke(app, ["review", "resume", "x", "--as", "admin_demo"]).exit_code == 0
+    assert overrides.posting_hold(cli_env, "x") is None
+    mode = runner.invoke(app, ["review", "mode", "dry-run", "--as", "admin_demo"])
+    assert mode.exit_code == 0 and "mode set to dry-run" in mode.output
+    assert overrides.posting_hold(cli_env, "x") == "mode is dry-run (set by admin_demo)"
+
+
+def test_roles_include_senior_and_can_be_changed(db: Database, cheap: None) -> None:
+    users.add_user(db, "ann_demo", PASSWORD, "moderator")
+    assert not users.find_user(db, "ann_demo").is_senior  # type: ignore[union-attr]
+    assert users.set_role(db, "ann_demo", "senior").is_senior
+    assert users.set_role(db, "ann_demo", "admin").is_senior
+    with pytest.raises(users.UserError, match="role"):
+        users.set_role(db, "ann_demo", "owner")
+    with pytest.raises(users.UserError, match="no user"):
+        users.set_role(db, "nobody_demo", "senior")

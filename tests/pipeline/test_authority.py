@@ -21,6 +21,7 @@ from pipeline.authority import (
     fuse,
     judge_stances,
     permalink,
+    rank_order,
     relevant_accounts,
     to_evidence,
 )
@@ -30,7 +31,7 @@ from pipeline.llm import CallLedger, LLMClient, LLMInvalidOutput
 from pipeline.records import Decision, DecisionStatus, Platform, Post, Stance, Tier, Verdict
 from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit
-from tests.fakes.openai_server import FakeLLM, Reply
+from testing.fakes.openai_server import FakeLLM, Reply
 
 POSTED = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 CLAIM = "The health ministry has stopped the measles vaccination campaign after children fell ill."
@@ -147,6 +148,21 @@ def _judgement(stance: AuthorityStance, confidence: float) -> StanceJudgement:
     return StanceJudgement(retrieved, stance, confidence)
 
 
+def test_bm25_ties_are_broken_by_meaning_then_by_date() -> None:
+    # Three statements share no word with the claim (BM25 0): the one closest in meaning comes
+    # right after the lexical hit; equal cosines keep the index's newest-first order.
+    fused = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
+    dense = np.array([0.1, 0.2, 0.9, 0.1, 0.5])
+    assert rank_order(fused, dense).tolist() == [1, 2, 4, 0, 3]
+
+
+def test_bm25_alone_is_the_default_fusion() -> None:
+    # bench/authority_cv.py: no fusion beat BM25 (ties by cosine) on held-out folds.
+    lexical = np.array([3.0, 1.0, 0.0])
+    dense = np.array([0.0, 0.9, 1.0])
+    assert rank_order(fuse(lexical, dense, AuthorityConfig()), dense).tolist() == [0, 1, 2]
+
+
 def test_not_enough_info_does_not_cancel_real_evidence() -> None:
     verdict = aggregate(
         [
@@ -232,7 +248,7 @@ def test_stance_is_asked_per_statement_with_both_texts_as_data(
     # The calls run side by side, so the answer depends on the statement asked about, not on
     # the order the requests arrive in.
     fake_llm.script(
-        "AuthorityStanceAnswer",
+        "authority_stance",
         lambda body: Reply.json(
             {"stance": "refutes", "confidence": 0.9}
             if first_statement in body["messages"][-1]["content"]
@@ -244,9 +260,7 @@ def test_stance_is_asked_per_statement_with_both_texts_as_data(
         AuthorityStance.REFUTES,
         AuthorityStance.NOT_ENOUGH_INFO,
     ]
-    asked = [
-        r.body["messages"][-1]["content"] for r in fake_llm.requests_for("AuthorityStanceAnswer")
-    ]
+    asked = [r.body["messages"][-1]["content"] for r in fake_llm.requests_for("authority_stance")]
     first = next(text for text in asked if first_statement in text)
     assert re.search(r"<post>\n" + re.escape(CLAIM) + r"\n</post>", first)
     assert '<evidence account="@healthministrydemo"' in first
@@ -254,14 +268,14 @@ def test_stance_is_asked_per_statement_with_both_texts_as_data(
 
 
 def test_a_long_claim_and_statement_are_cut_in_the_stance_prompt(fake_llm: FakeLLM) -> None:
-    fake_llm.script("AuthorityStanceAnswer", Reply.json({"stance": "refutes", "confidence": 0.9}))
+    fake_llm.script("authority_stance", Reply.json({"stance": "refutes", "confidence": 0.9}))
     long_statement = statement(
         "HealthMinistryDemo", "999", "The campaign continues. " + "x" * 50_000, hours_before=1
     )
     found = [RetrievedStatement(long_statement, score=1.0, lexical=1.0, dense=0.9, rank=1)]
     llm = LLMClient(fake_llm.config())
     judge_stances(CLAIM + " y" * 50_000, found, llm, CallLedger(), max_chars=500)
-    [asked] = fake_llm.requests_for("AuthorityStanceAnswer")
+    [asked] = fake_llm.requests_for("authority_stance")
     prompt = asked.messages[-1]["content"]
     assert len(prompt) < 1500
     assert CLAIM in prompt and "The campaign continues." in prompt
@@ -271,7 +285,7 @@ def test_a_long_claim_and_statement_are_cut_in_the_stance_prompt(fake_llm: FakeL
 def test_a_garbled_stance_answer_fails_instead_of_counting_as_no_information(
     index: AuthorityIndex, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.script("AuthorityStanceAnswer", Reply.json({"stance": "maybe", "confidence": 2}))
+    fake_llm.script("authority_stance", Reply.json({"stance": "maybe", "confidence": 2}))
     found = index.retrieve(CLAIM, before=POSTED, k=1)
     with pytest.raises(LLMInvalidOutput):
         judge_stances(CLAIM, found, LLMClient(fake_llm.config(invalid_retries=0)), CallLedger())
@@ -283,7 +297,7 @@ def check_against_two_authorities(
     """The measles claim checked against the authority index with a scripted model: two
     authorities refute it."""
     fake_llm.script(
-        "AnalysisAnswer",
+        "analyze",
         Reply.json(
             {
                 "checkable": True,
@@ -308,8 +322,8 @@ def check_against_two_authorities(
             {"text": f"Authorities deny the campaign was stopped. {urls[0]} {urls[1]}"}
         )
 
-    fake_llm.script("AuthorityStanceAnswer", stance)
-    fake_llm.script("DraftAnswer", cite_two)
+    fake_llm.script("authority_stance", stance)
+    fake_llm.script("write", cite_two)
     paediatrics = AuthorityAccount(handle="PaediatricsSocietyDemo", topics=["measles", "vaccine"])
     cfg = PipelineConfig(authority=AuthorityConfig(accounts=[*REGISTRY, paediatrics]))
     cfg.llm = fake_llm.config(**llm)

@@ -20,11 +20,11 @@ from pipeline.claimreview import (
     records_from_html,
     records_from_jsonld,
 )
-from pipeline.claims import ClaimSource
+from pipeline.claims import ClaimRecord, ClaimSource
 from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher
 from pipeline.ratings import Rating, normalise_rating, rating_from_scale
-from tests.fakes.http_server import LocalHTTPServer, Route
+from testing.fakes.http_server import LocalHTTPServer, Route
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 
@@ -386,3 +386,33 @@ def test_reviews_are_numbered_across_the_json_ld_blocks_of_a_page() -> None:
     result = read_html(f"<html><head>{blocks}</head><body></body></html>")
     assert len(result.records) == 1
     assert [f.split(":", 1)[0] for f in result.failures] == ["ClaimReview 2", "ClaimReview 3"]
+
+
+def _api(*ratings: str) -> list[ClaimRecord]:
+    from pipeline.claimreview import read_factcheck_api
+
+    claims = [
+        {
+            "text": f"Claim {n}",
+            "claimReview": [{"url": f"https://checkers.example/{n}", "textualRating": r}],
+        }
+        for n, r in enumerate(ratings)
+    ]
+    return read_factcheck_api({"claims": claims}).records
+
+
+def test_unknown_rating_texts_are_counted_and_known_ones_are_not() -> None:
+    from pipeline.claimreview import unknown_rating_texts
+
+    records = _api("Spicy take", "Barely True", "Spicy take", "Satire", "", "Wobbly")
+    assert unknown_rating_texts(records) == {"Spicy take": 2, "Wobbly": 1}
+    assert unknown_rating_texts(records, {"SPICY TAKE": "false"}) == {"Wobbly": 1}
+
+
+def test_a_deployers_rating_map_rerates_only_the_texts_it_names() -> None:
+    from pipeline.claimreview import apply_rating_map
+
+    records = _api("Spicy take", "Barely True", "Wobbly")
+    mapped = apply_rating_map(records, {"spicy take": "false"})
+    assert [r.rating for r in mapped] == [Rating.FALSE, Rating.MISLEADING, Rating.UNRATED]
+    assert apply_rating_map(records, {}) is records

@@ -35,11 +35,13 @@ from pipeline.config import (
     RelevanceConfig,
 )
 from pipeline.credibility import PublisherTable
+from pipeline.known_claims import find_known_claims
+from pipeline.llm import CallLedger, LLMClient
 from pipeline.ratings import Rating
 from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdict
 from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit
-from tests.fakes.openai_server import FakeLLM, Reply
+from testing.fakes.openai_server import FakeLLM, Reply
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 LEMON = "Drinking hot lemon water every hour kills the flu virus in your throat."
@@ -322,7 +324,7 @@ def test_with_an_llm_a_strong_match_is_the_first_evidence(
     index: ClaimIndex, tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script(
-        "AnalysisAnswer",
+        "analyze",
         Reply.json(
             {
                 "checkable": True,
@@ -338,14 +340,151 @@ def test_with_an_llm_a_strong_match_is_the_first_evidence(
         urls = re.findall(r'url="([^"]+)"', body["messages"][-1]["content"])
         return Reply.json({"text": f"Fact-checkers found this claim false. {urls[0]}"})
 
-    fake_llm.script("DraftAnswer", cite_first)
+    fake_llm.script("write", cite_first)
+    fake_llm.script("match_check", Reply.json({"relation": "same", "reason": "Same claim."}))
     kit = kit_with(tmp_path, index, fake_llm)
     decision = Checker(kit).check(post(PARAPHRASE), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.evidence[0].source == "fact_check"
     assert decision.urls == [LEMON_URL]
     # The writer saw the fact-check first.
-    prompt = fake_llm.requests_for("DraftAnswer")[0].body["messages"][-1]["content"]
+    prompt = fake_llm.requests_for("write")[0].body["messages"][-1]["content"]
     assert prompt.index(LEMON_URL) < len(prompt)
     assert 'n="1"' in prompt.split(LEMON_URL)[0]
+    kit.close()
+
+
+# --- reversals, LLM confirmation, other languages ---------------------------------------------
+
+NEGATED = "Drinking hot lemon water every hour does not kill the flu virus in your throat."
+GERMAN = "Heißes Zitronenwasser jede Stunde zu trinken tötet das Grippevirus im Hals."
+
+
+def test_a_negated_post_scoring_strong_is_demoted_with_the_reason(tmp_path: Path) -> None:
+    unchecked = open_index(tmp_path / "off.sqlite", polarity_check=False)
+    unchecked.add([record()])
+    [before] = unchecked.match(NEGATED, as_of=NOW)
+    assert before.strength is MatchStrength.STRONG  # what the polarity check is for
+    checked = open_index(tmp_path / "on.sqlite")
+    checked.add([record()])
+    [after] = checked.match(NEGATED, as_of=NOW)
+    assert after.score == before.score
+    assert after.strength is MatchStrength.WEAK
+    assert after.query == NEGATED
+    assert [d.split(":")[0] for d in after.demoted] == ["polarity negation"]
+
+
+def test_no_llm_negated_post_gets_no_templated_reply_and_the_reason_is_shown(
+    index: ClaimIndex, tmp_path: Path
+) -> None:
+    kit = kit_with(tmp_path, index)
+    decision = Checker(kit).check(post(NEGATED), Platform.X, as_of=NOW)
+    assert decision.status is DecisionStatus.NEEDS_LLM
+    assert decision.reply is None
+    [suggestion] = [r for r in decision.reasons if r.startswith("suggested fact-check:")]
+    assert "weak match" in suggestion and "polarity negation: post negates" in suggestion
+    kit.close()
+
+
+def known(ix: ClaimIndex, text: str, fake: FakeLLM | None, lang: str = "en") -> Any:
+    llm = LLMClient(fake.config(invalid_retries=0)) if fake is not None else None
+    return find_known_claims(ix, [text], lang=lang, as_of=NOW, llm=llm, ledger=CallLedger())
+
+
+def test_with_an_llm_a_strong_match_judged_the_same_claim_is_kept(
+    index: ClaimIndex, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("match_check", Reply.json({"relation": "same", "reason": "Same."}))
+    [match] = known(index, PARAPHRASE, fake_llm).matches
+    assert match.strength is MatchStrength.STRONG and match.demoted == []
+    [request] = fake_llm.requests_for("match_check")
+    prompt = request.body["messages"][-1]["content"]
+    assert f"<post>\n{PARAPHRASE}\n</post>" in prompt
+    assert f"<evidence>\n{LEMON}\n</evidence>" in prompt
+
+
+@pytest.mark.parametrize("relation", ["opposite", "different"])
+def test_with_an_llm_a_strong_match_judged_opposite_or_different_is_demoted(
+    index: ClaimIndex, fake_llm: FakeLLM, relation: str
+) -> None:
+    fake_llm.script(
+        "match_check", Reply.json({"relation": relation, "reason": "It says otherwise."})
+    )
+    [match] = known(index, PARAPHRASE, fake_llm).matches
+    assert match.strength is MatchStrength.WEAK
+    assert match.demoted == [f"LLM judged the claims {relation}: It says otherwise."]
+
+
+def test_with_an_llm_a_failed_confirmation_demotes_the_match(
+    index: ClaimIndex, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("match_check", Reply.text("not json"))
+    [match] = known(index, PARAPHRASE, fake_llm).matches
+    assert match.strength is MatchStrength.WEAK
+    assert match.demoted[0].startswith("not confirmed: the LLM check failed")
+
+
+def test_a_post_repeating_the_claim_word_for_word_needs_no_confirmation_call(
+    index: ClaimIndex, fake_llm: FakeLLM
+) -> None:
+    [match] = known(index, LEMON, fake_llm).matches
+    assert match.strength is MatchStrength.STRONG
+    assert fake_llm.requests_for("match_check") == []
+
+
+def test_without_an_llm_a_german_post_says_cross_language_matching_was_not_possible(
+    index: ClaimIndex,
+) -> None:
+    found = known(index, GERMAN, None, lang="de")
+    assert [m.strength for m in found.matches] != [MatchStrength.STRONG]
+    [note] = found.notes
+    assert note.startswith("cross-language matching was not possible: the post is in 'de'")
+
+
+def test_with_an_llm_a_german_post_is_translated_once_and_matched_in_english(
+    index: ClaimIndex, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("translate_claims", Reply.json({"english": [PARAPHRASE]}))
+    fake_llm.script("match_check", Reply.json({"relation": "same", "reason": "Same."}))
+    found = known(index, GERMAN, fake_llm, lang="de")
+    assert found.notes == []
+    [match] = found.matches
+    assert match.strength is MatchStrength.STRONG and match.query == PARAPHRASE
+    [request] = fake_llm.requests_for("translate_claims")
+    assert GERMAN in request.body["messages"][-1]["content"]
+
+
+GERMAN_URL = "https://correctiv.org/faktencheck/zitronenwasser-grippe/"
+
+
+def test_templated_replies_are_in_the_posts_language_when_there_is_a_template() -> None:
+    match = _match(Rating.FALSE)
+    german = template_replies(match, "de")
+    assert german[0].startswith("Faktenchecker von Snopes haben") and "falsch" in german[0]
+    assert template_replies(match, "fr")[0].startswith("Les fact-checkeurs de Snopes")
+    assert template_replies(match, "es")[0].startswith("Los verificadores de Snopes")
+    assert template_replies(match, "sw") == template_replies(match, None)  # English
+    assert all(LEMON_URL in text for text in german)
+
+
+def test_no_llm_german_post_matching_a_german_fact_check_gets_a_german_reply(
+    tmp_path: Path,
+) -> None:
+    ix = open_index(tmp_path / "claims.sqlite")
+    ix.add(
+        [
+            record(
+                text=GERMAN,
+                url=GERMAN_URL,
+                publisher_name="Correctiv",
+                rating_text="Falsch",
+                language="de",
+            )
+        ]
+    )
+    kit = kit_with(tmp_path, ix)
+    decision = Checker(kit).check(post(GERMAN), Platform.X, as_of=NOW)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.reply is not None and decision.reply.startswith("Faktenchecker von Correctiv")
+    assert decision.lang == "de"
     kit.close()

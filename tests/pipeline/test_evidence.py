@@ -1,9 +1,9 @@
 import dataclasses
 
-from pipeline.evidence import PageInput, QuoteAnswer, extract, locate_quote, verify_batch
+from pipeline.evidence import PageInput, QuoteAnswer, extract_evidence, locate_quote, verify_batch
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.records import Document, Passage, Stance, Tier
-from tests.fakes.openai_server import FakeLLM, Reply
+from testing.fakes.openai_server import FakeLLM, Reply
 
 PAGE = (
     "The agency reviewed 42 studies published between 2010 and 2024.\n\n"
@@ -179,8 +179,8 @@ def test_a_passage_of_one_endless_word_is_cut_in_the_extraction_prompt(fake_llm:
         Passage(url=url, index=1, text=blob, score=0.8),
     ]
     long_page = dataclasses.replace(page(PAGE + "\n\n" + blob, url), passages=passages)
-    fake_llm.script("EvidenceAnswer", Reply.json({"items": []}))
-    extract(
+    fake_llm.script("evidence", Reply.json({"items": []}))
+    extract_evidence(
         [long_page],
         "<post>\nclaim\n</post>",
         ["claim"],
@@ -188,7 +188,7 @@ def test_a_passage_of_one_endless_word_is_cut_in_the_extraction_prompt(fake_llm:
         CallLedger(),
         max_passage_chars=500,
     )
-    [asked] = fake_llm.requests_for("EvidenceAnswer")
+    [asked] = fake_llm.requests_for("evidence")
     prompt = asked.messages[-1]["content"]
     assert len(prompt) < 2000
     assert PAGE in prompt and "x" * 500 + " […]" in prompt

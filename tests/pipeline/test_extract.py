@@ -17,7 +17,7 @@ from pipeline.extract import (
     parse_content_type,
     parse_date,
 )
-from tests.fakes.http_server import FIXTURE_PAGES
+from tests.pages import FIXTURE_PAGES
 
 
 def _page(name: str) -> bytes:

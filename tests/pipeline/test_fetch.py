@@ -22,7 +22,8 @@ from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher, MemoryDocumentStore, usability
 from pipeline.records import Document
 from pipeline.urls import canonical_url
-from tests.fakes.http_server import FIXTURE_PAGES, LocalHTTPServer, RecordedRequest, Route
+from testing.fakes.http_server import LocalHTTPServer, RecordedRequest, Route
+from tests.pages import FIXTURE_PAGES
 
 LOCAL = ["127.0.0.1"]
 AS_OF = datetime(2025, 1, 1, tzinfo=UTC)

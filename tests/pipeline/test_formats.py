@@ -23,7 +23,7 @@ def test_the_writer_is_told_the_limit_the_guard_enforces_by_default(platform: Pl
     form = reply_format(platform)
     limit = form.budgets[0].limit(GuardConfig())
     assert f"at most {limit} characters" in form.prompt_rules
-    assert write.reply_rules(platform, "de") == f"{form.prompt_rules}\n\nLanguage: de"
+    assert write.writing_rules(platform, "de") == f"{form.prompt_rules}\n\nLanguage: de"
 
 
 def test_only_community_notes_require_a_url() -> None:
@@ -44,7 +44,7 @@ def test_guard_and_writer_read_the_registry(monkeypatch: pytest.MonkeyPatch) -> 
     report = guard.check_text(text, Platform.X, evidence_urls=[], cfg=GuardConfig())
     assert [str(p) for p in report.problems] == ["too_long: 50 > 40", "notes_need_url"]
     assert (report.length, report.limit) == (50, 40)
-    assert write.reply_rules(Platform.X, None) == "TEST RULES\n\nLanguage: same as the post"
+    assert write.writing_rules(Platform.X, None) == "TEST RULES\n\nLanguage: same as the post"
 
 
 def test_a_format_with_several_budgets_fits_only_within_all_and_names_each() -> None:

@@ -25,8 +25,8 @@ from pipeline.guard import check_text, find_urls
 from pipeline.records import DecisionStatus, GuardReport, Platform, ProblemCode
 from pipeline.search.local_index import LocalIndex
 from pipeline.urls import browser_url, has_credentials
-from tests.fakes.openai_server import FakeLLM, Reply
-from tests.support import ANALYSIS, POST, build_index, make_kit, quotes_from_page
+from testing.fakes.openai_server import FakeLLM, Reply
+from testing.scenarios import ANALYSIS, POST, build_index, make_kit, quotes_from_page
 
 CFG = GuardConfig()
 E = "https://www.who.int/news/item/measles"  # the evidence page of most rows
@@ -301,8 +301,8 @@ def test_the_guard_reads_a_disguised_link_as_the_browser_would() -> None:
 def test_a_draft_with_a_disguised_link_is_rewritten_and_the_decision_lists_only_its_links(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    fake_llm.script("AnalysisAnswer", Reply.json(ANALYSIS))
-    fake_llm.script("EvidenceAnswer", quotes_from_page)
+    fake_llm.script("analyze", Reply.json(ANALYSIS))
+    fake_llm.script("evidence", quotes_from_page)
     cited: list[str] = []
 
     def drafts(body: dict[str, Any]) -> Reply:
@@ -311,7 +311,7 @@ def test_a_draft_with_a_disguised_link_is_rewritten_and_the_decision_lists_only_
         cited[:] = urls[:2]
         return Reply.json({"text": f"False. {urls[0]} {urls[1]}{disguised}"})
 
-    fake_llm.script("DraftAnswer", drafts)
+    fake_llm.script(("write", "rewrite"), drafts)
     index = LocalIndex(build_index(tmp_path / "index.sqlite"))
     index.close()
     kit = make_kit(fake_llm, tmp_path / "index.sqlite")

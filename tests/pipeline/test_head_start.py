@@ -34,9 +34,9 @@ from pipeline.search.base import SearchError
 from pipeline.search.local_index import LocalIndex
 from pipeline.search.tiered import TieredSearch
 from pipeline.toolkit import Toolkit
-from tests.fakes.http_server import LocalHTTPServer, Route
-from tests.fakes.openai_server import FakeLLM, Reply
-from tests.support import (
+from testing.fakes.http_server import LocalHTTPServer, Route
+from testing.fakes.openai_server import FakeLLM, Reply
+from testing.scenarios import (
     ANALYSIS,
     POST,
     TIERS,
@@ -75,16 +75,16 @@ def test_post_query_is_cut_to_a_search_engine_length_and_none_when_too_short() -
 def test_post_words_find_evidence_the_analysts_queries_missed(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
-    fake_llm.script("AnalysisAnswer", Reply.json(NOWHERE))
-    fake_llm.script("EvidenceAnswer", quotes_from_page)
-    fake_llm.script("DraftAnswer", cite_first_two)
+    fake_llm.script("analyze", Reply.json(NOWHERE))
+    fake_llm.script("evidence", quotes_from_page)
+    fake_llm.script("write", cite_first_two)
     kit = make_kit(fake_llm, tmp_path / "index.sqlite")
     decision = Checker(kit).check(POST)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.verdict is Verdict.REFUTED
     # Settled in the first round: no re-query was needed.
     assert len(decision.trace.rounds) == 1
-    assert fake_llm.calls("RequeryAnswer") == 0
+    assert fake_llm.calls("requery") == 0
     first = decision.trace.rounds[0]
     assert first.queries == [post_query(POST), *NOWHERE["queries"]]
     assert {r.query for r in first.results} == {post_query(POST)}
@@ -115,14 +115,14 @@ def test_not_checkable_post_sends_nothing_the_head_start_found_to_the_extractor(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
     fake_llm.script(
-        "AnalysisAnswer",
+        "analyze",
         Reply.json({**ANALYSIS, "checkable": False, "reason": "an opinion", "queries": []}),
     )
     kit = make_kit(fake_llm, tmp_path / "index.sqlite")
     decision = Checker(kit).check(POST)
     assert decision.status is DecisionStatus.ABSTAIN
     assert decision.verdict is Verdict.NOT_CHECKABLE
-    assert fake_llm.calls("EvidenceAnswer") == 0
+    assert fake_llm.calls("evidence") == 0
     assert decision.trace.rounds == []
     kit.close()
 

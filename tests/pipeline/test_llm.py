@@ -1,4 +1,4 @@
-"""The LLM client against a real local OpenAI-compatible HTTP server (tests/fakes)."""
+"""The LLM client against a real local OpenAI-compatible HTTP server (testing/fakes)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pipeline.config import LLMConfig
 from pipeline.llm import (
     BACKOFF_MAX_S,
     RETRY_AFTER_MAX_S,
+    STEP_HEADER,
     CallLedger,
     LLMClient,
     LLMInvalidOutput,
@@ -26,9 +27,7 @@ from pipeline.llm import (
 )
 from pipeline.llm_output import strict_json_schema, strip_fence
 from pipeline.records import LLMCall
-from tests.fakes.openai_server import FakeLLM, Reply, fake_llm, message_chars
-
-__all__ = ["fake_llm"]  # the fixture, until tests/conftest.py provides it
+from testing.fakes.openai_server import FakeLLM, Reply, message_chars
 
 
 class Color(StrEnum):
@@ -127,7 +126,7 @@ def test_strip_fence_only_unwraps_a_whole_fenced_block() -> None:
 
 
 def test_valid_structured_answer_is_parsed_into_the_model(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", GOOD)
+    fake_llm.script("analyse", GOOD)
     ledger = CallLedger()
     result = ask(client(fake_llm), ledger)
     assert result == Answer(label="yes", items=[Item(title="a", score=0.5, color=Color.BLUE)])
@@ -142,7 +141,7 @@ def test_valid_structured_answer_is_parsed_into_the_model(fake_llm: FakeLLM) -> 
 
 
 def test_request_carries_strict_schema_model_temperature_and_limits(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", GOOD)
+    fake_llm.script("analyse", GOOD)
     ask(client(fake_llm, max_output_tokens=321), CallLedger())
     [req] = fake_llm.requests
     body = req.body
@@ -161,8 +160,23 @@ def test_request_carries_strict_schema_model_temperature_and_limits(fake_llm: Fa
     assert req.headers["authorization"] == "Bearer not-needed"
 
 
+def test_every_request_names_its_step_so_renaming_a_schema_keeps_the_script(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.script("analyse", GOOD)
+    renamed = type("RenamedAnswer", (Answer,), {})
+    llm = client(fake_llm)
+    llm.structured("analyse", system="s", user="u", schema=Answer, ledger=CallLedger())
+    again = llm.structured("analyse", system="s", user="u", schema=renamed, ledger=CallLedger())
+    assert again.label == "yes"
+    first, second = fake_llm.requests
+    assert second.body["response_format"]["json_schema"]["name"] == "RenamedAnswer"
+    assert first.headers[STEP_HEADER.lower()] == second.headers[STEP_HEADER.lower()] == "analyse"
+    assert first.key == second.key == "analyse"
+
+
 def test_configured_api_key_is_sent_and_max_tokens_overrides_default(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", GOOD)
+    fake_llm.script("analyse", GOOD)
     ask(client(fake_llm, api_key=SecretStr("sk-test-key")), CallLedger(), max_tokens=50)
     [req] = fake_llm.requests
     assert req.headers["authorization"] == "Bearer sk-test-key"
@@ -170,7 +184,7 @@ def test_configured_api_key_is_sent_and_max_tokens_overrides_default(fake_llm: F
 
 
 def test_garbage_then_valid_is_one_ok_call_with_two_attempts(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", "I think the answer is yes!", GOOD)
+    fake_llm.script("analyse", "I think the answer is yes!", GOOD)
     ledger = CallLedger()
     assert ask(client(fake_llm), ledger).label == "yes"
     [call] = ledger.calls
@@ -185,11 +199,11 @@ def test_garbage_then_valid_is_one_ok_call_with_two_attempts(fake_llm: FakeLLM) 
 def test_persistent_garbage_raises_invalid_output_and_records_a_failed_call(
     fake_llm: FakeLLM,
 ) -> None:
-    fake_llm.script("Answer", "garbage " * 200)
+    fake_llm.script("analyse", "garbage " * 200)
     ledger = CallLedger()
     with pytest.raises(LLMInvalidOutput) as info:
         ask(client(fake_llm, invalid_retries=2), ledger)
-    assert fake_llm.calls("Answer") == 3
+    assert fake_llm.calls("analyse") == 3
     assert info.value.step == "analyse"
     assert info.value.raw.startswith("garbage garbage")
     assert len(info.value.raw) <= 500
@@ -225,17 +239,17 @@ def test_persistent_garbage_raises_invalid_output_and_records_a_failed_call(
     ],
 )
 def test_unusable_answers_are_invalid_output(fake_llm: FakeLLM, reply: Reply, reason: str) -> None:
-    fake_llm.script("Answer", reply)
+    fake_llm.script("analyse", reply)
     ledger = CallLedger()
     with pytest.raises(LLMInvalidOutput, match="invalid LLM output") as info:
         ask(client(fake_llm, invalid_retries=0), ledger)
     assert reason in str(info.value)
-    assert fake_llm.calls("Answer") == 1
+    assert fake_llm.calls("analyse") == 1
     assert not ledger.calls[0].ok
 
 
 def test_fenced_json_from_a_lenient_server_is_accepted(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.text(f"```json\n{json.dumps(GOOD)}\n```"))
+    fake_llm.script("analyse", Reply.text(f"```json\n{json.dumps(GOOD)}\n```"))
     ledger = CallLedger()
     assert ask(client(fake_llm, invalid_retries=0), ledger).items[0].title == "a"
     assert ledger.calls[0].attempts == 1
@@ -245,30 +259,30 @@ def test_fenced_json_from_a_lenient_server_is_accepted(fake_llm: FakeLLM) -> Non
 
 
 def test_rate_limit_is_retried_after_the_servers_retry_after(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.error(429, headers={"retry-after": "2"}), GOOD)
+    fake_llm.script("analyse", Reply.error(429, headers={"retry-after": "2"}), GOOD)
     sleep = Recorder()
     ledger = CallLedger()
     assert ask(client(fake_llm, sleep), ledger).label == "yes"
     assert sleep.sleeps == [2.0]
-    assert fake_llm.calls("Answer") == 2
+    assert fake_llm.calls("analyse") == 2
     assert ledger.calls[0].ok and ledger.calls[0].attempts == 2
 
 
 def test_a_long_retry_after_is_capped(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.error(429, headers={"retry-after": "120"}), GOOD)
+    fake_llm.script("analyse", Reply.error(429, headers={"retry-after": "120"}), GOOD)
     sleep = Recorder()
     ask(client(fake_llm, sleep), CallLedger())
     assert sleep.sleeps == [RETRY_AFTER_MAX_S]
 
 
 def test_persistent_5xx_raises_transport_error_after_bounded_retries(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.error(503))
+    fake_llm.script("analyse", Reply.error(503))
     sleep = Recorder()
     ledger = CallLedger()
     with pytest.raises(LLMTransportError, match="HTTP 503") as info:
         ask(client(fake_llm, sleep, transient_retries=4), ledger)
     assert info.value.status_code == 503
-    assert fake_llm.calls("Answer") == 4
+    assert fake_llm.calls("analyse") == 4
     assert len(sleep.sleeps) == 3
     assert all(0 <= s <= BACKOFF_MAX_S for s in sleep.sleeps)
     [call] = ledger.calls
@@ -277,30 +291,30 @@ def test_persistent_5xx_raises_transport_error_after_bounded_retries(fake_llm: F
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 def test_client_errors_fail_at_once_without_retry(fake_llm: FakeLLM, status: int) -> None:
-    fake_llm.script("Answer", Reply.error(status), GOOD)
+    fake_llm.script("analyse", Reply.error(status), GOOD)
     sleep = Recorder()
     ledger = CallLedger()
     with pytest.raises(LLMTransportError) as info:
         ask(client(fake_llm, sleep), ledger)
     assert info.value.status_code == status
-    assert fake_llm.calls("Answer") == 1
+    assert fake_llm.calls("analyse") == 1
     assert sleep.sleeps == []
     assert ledger.calls[0].attempts == 1
 
 
 def test_a_hanging_server_times_out_into_a_transport_error(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.hanging())
+    fake_llm.script("analyse", Reply.hanging())
     ledger = CallLedger()
     t0 = time.monotonic()
     with pytest.raises(LLMTransportError, match="timed out"):
         ask(client(fake_llm, timeout_s=0.3, transient_retries=2), ledger)
     assert time.monotonic() - t0 < 3.0
-    assert fake_llm.calls("Answer") == 2
+    assert fake_llm.calls("analyse") == 2
     assert ledger.calls[0].attempts == 2
 
 
 def test_a_dropped_connection_is_retried(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.dropped(), GOOD)
+    fake_llm.script("analyse", Reply.dropped(), GOOD)
     ledger = CallLedger()
     assert ask(client(fake_llm), ledger).label == "yes"
     assert ledger.calls[0].attempts == 2
@@ -309,26 +323,26 @@ def test_a_dropped_connection_is_retried(fake_llm: FakeLLM) -> None:
 def test_a_non_completion_body_is_a_transport_error_not_an_invalid_answer(
     fake_llm: FakeLLM,
 ) -> None:
-    fake_llm.script("Answer", Reply.body("<html>captive portal</html>"))
+    fake_llm.script("analyse", Reply.body("<html>captive portal</html>"))
     ledger = CallLedger()
     with pytest.raises(LLMTransportError, match="other than a chat completion"):
         ask(client(fake_llm), ledger)
-    assert fake_llm.calls("Answer") == 1
+    assert fake_llm.calls("analyse") == 1
     assert not ledger.calls[0].ok
 
 
 def test_a_prompt_over_the_backstop_is_refused_unsent_and_recorded(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", GOOD)
+    fake_llm.script("analyse", GOOD)
     llm = client(fake_llm, max_prompt_chars=1000)
     ledger = CallLedger()
     with pytest.raises(LLMPromptTooLong, match="prompt of 1,003 characters is over the 1,000"):
         llm.structured("analyse", system="sys", user="x" * 1000, schema=Answer, ledger=ledger)
-    assert fake_llm.calls("Answer") == 0
+    assert fake_llm.calls("analyse") == 0
     [call] = ledger.calls
     assert (call.ok, call.attempts) == (False, 0) and "not sent" in (call.error or "")
     # At the limit the prompt goes out.
     llm.structured("analyse", system="sys", user="x" * 997, schema=Answer, ledger=ledger)
-    assert fake_llm.calls("Answer") == 1
+    assert fake_llm.calls("analyse") == 1
 
 
 def test_unconfigured_client_raises_not_configured() -> None:
@@ -346,20 +360,20 @@ def test_unconfigured_client_raises_not_configured() -> None:
 
 
 def test_text_returns_stripped_text_and_sends_no_response_format(fake_llm: FakeLLM) -> None:
-    fake_llm.script("text", Reply.text("  A reply.\n"))
+    fake_llm.script("draft", Reply.text("  A reply.\n"))
     ledger = CallLedger()
     out = client(fake_llm).text("draft", system="s", user="u", ledger=ledger)
     assert out == "A reply."
-    [req] = fake_llm.requests_for("text")
+    [req] = fake_llm.requests_for("draft")
     assert "response_format" not in req.body
     assert ledger.calls[0].step == "draft"
 
 
 def test_empty_text_is_invalid_output(fake_llm: FakeLLM) -> None:
-    fake_llm.script("text", "")
+    fake_llm.script("draft", "")
     with pytest.raises(LLMInvalidOutput, match="empty"):
         client(fake_llm, invalid_retries=1).text("draft", system="s", user="u", ledger=CallLedger())
-    assert fake_llm.calls("text") == 2
+    assert fake_llm.calls("draft") == 2
 
 
 # --- accounting ---
@@ -367,7 +381,7 @@ def test_empty_text_is_invalid_output(fake_llm: FakeLLM) -> None:
 
 def test_tokens_and_cost_come_from_the_servers_usage(fake_llm: FakeLLM) -> None:
     fake_llm.script(
-        "Answer",
+        "analyse",
         Reply.text("nope", prompt_tokens=700, completion_tokens=10),
         Reply.json(GOOD, prompt_tokens=1000, completion_tokens=500),
     )
@@ -390,7 +404,7 @@ def test_tokens_and_cost_come_from_the_servers_usage(fake_llm: FakeLLM) -> None:
 
 def test_missing_usage_is_estimated_from_characters(fake_llm: FakeLLM) -> None:
     content = json.dumps(GOOD)
-    fake_llm.script("Answer", Reply.text(content, omit_usage=True))
+    fake_llm.script("analyse", Reply.text(content, omit_usage=True))
     ledger = CallLedger()
     ask(client(fake_llm, price_prompt_per_1k=1.0, price_completion_per_1k=1.0), ledger)
     [req] = fake_llm.requests
@@ -402,7 +416,7 @@ def test_missing_usage_is_estimated_from_characters(fake_llm: FakeLLM) -> None:
 
 
 def test_latency_covers_the_time_the_server_took(fake_llm: FakeLLM) -> None:
-    fake_llm.script("Answer", Reply.json(GOOD, delay_s=0.2))
+    fake_llm.script("analyse", Reply.json(GOOD, delay_s=0.2))
     ledger = CallLedger()
     ask(client(fake_llm), ledger)
     assert 0.2 <= ledger.calls[0].latency_s < 2.0
@@ -410,7 +424,7 @@ def test_latency_covers_the_time_the_server_took(fake_llm: FakeLLM) -> None:
 
 def test_concurrent_calls_share_one_client_and_ledger(fake_llm: FakeLLM) -> None:
     fake_llm.script(
-        "Answer", lambda body: Reply.json(GOOD, prompt_tokens=len(body["messages"][1]["content"]))
+        "analyse", lambda body: Reply.json(GOOD, prompt_tokens=len(body["messages"][1]["content"]))
     )
     fake_llm.set_delay(0.3)
     llm = client(fake_llm)

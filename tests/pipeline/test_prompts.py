@@ -33,3 +33,14 @@ def test_a_cut_never_keeps_more_than_the_limit(limit: int) -> None:
 def test_one_cluster_longer_than_the_limit_is_cut_inside_rather_than_dropped() -> None:
     zalgo = "a" + "\u0301" * 10_000
     assert cut_text(zalgo, 10) == zalgo[:10] + CUT_MARK
+
+
+def test_every_call_that_drafts_a_reply_is_told_to_write_in_the_posts_language() -> None:
+    from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM, WRITE_SYSTEM
+    from pipeline.records import Platform
+    from pipeline.write import writing_rules
+
+    rule = "Write in the language given: the post's language, even when the evidence"
+    assert rule in " ".join(WRITE_SYSTEM.split())
+    assert rule in " ".join(EVIDENCE_DRAFT_SYSTEM.split())
+    assert writing_rules(Platform.X, "de").endswith("Language: de")

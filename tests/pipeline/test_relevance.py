@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from pipeline.relevance import (
     encode_page,
     get_embedder,
     rank_pages,
+    relevance_texts,
     score_page,
     split_passages,
 )
@@ -132,7 +134,7 @@ def test_count_tokens_uses_the_model_tokenizer(embedder: Embedder) -> None:
 
 def test_embedder_is_loaded_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    real = sentence_transformers.SentenceTransformer
+    real: Any = sentence_transformers.SentenceTransformer
 
     def spy(path: str, *args: object, **kwargs: object) -> object:
         calls.append(path)
@@ -140,7 +142,7 @@ def test_embedder_is_loaded_once_per_process(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(relevance, "_CACHE", {})
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", spy)
-    cfg = RelevanceConfig()
+    cfg = RelevanceConfig(backend="torch")  # the ONNX path: tests/pipeline/test_embedding_onnx.py
     got: list[Embedder] = []
     threads = [threading.Thread(target=lambda: got.append(get_embedder(cfg))) for _ in range(4)]
     for t in threads:
@@ -195,6 +197,63 @@ def test_passage_score_is_the_best_over_query_texts(embedder: Embedder) -> None:
     assert unrelated.score < alone.score
 
 
+def test_claims_and_enabled_questions_are_the_relevance_texts_when_there_are_any() -> None:
+    post = ["Baking bread at home is great. Also, the MMR vaccine causes autism."]
+    question = "Does the MMR vaccine cause autism?"
+    with_questions = RelevanceConfig(score_questions=True)
+    texts = relevance_texts(post, [CLAIM, CLAIM, " "], [question], with_questions)
+    assert texts == [CLAIM, question]
+    assert relevance_texts(post, [], [question], with_questions) == [question]
+    # Off by default (bench/calibrate_relevance.py): only the claims count.
+    assert relevance_texts(post, [CLAIM], [question]) == [CLAIM]
+    assert relevance_texts(post, [], [question]) == post
+
+
+def test_the_post_is_the_fallback_when_the_analysis_has_no_claims() -> None:
+    post = ["The post itself.", "  ", "Text read from its image."]
+    assert relevance_texts(post, [], []) == ["The post itself.", "Text read from its image."]
+    assert relevance_texts(post, ["  "]) == ["The post itself.", "Text read from its image."]
+
+
+def test_a_passage_is_scored_against_the_claim_not_the_rest_of_the_post(
+    embedder: Embedder,
+) -> None:
+    # The post's bread talk is not what is checked: with the claim given, a baking page no
+    # longer scores as if it were evidence.
+    post = "Baking bread at home is great fun. Also, the MMR vaccine causes autism in children."
+    cfg = RelevanceConfig(passage_threshold=-1.0)
+    by_post = score_page(embedder, relevance_texts([post], []), "u", OFF_TOPIC, cfg)
+    by_claim = score_page(embedder, relevance_texts([post], [CLAIM]), "u", OFF_TOPIC, cfg)
+    assert by_claim.score < by_post.score - 0.1
+    on_topic = score_page(embedder, relevance_texts([post], [CLAIM]), "u", ON_TOPIC, cfg)
+    assert on_topic.score > by_post.score
+
+
+def test_thresholds_come_from_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.config import load_settings
+
+    for name in ("FACTNOTE_CONFIG", "FACTNOTE_RELEVANCE__PASSAGE_THRESHOLD"):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "factnote.toml"
+    config.write_text(
+        "[relevance]\npassage_threshold = 0.61\npage_threshold = 0.62\n", encoding="utf-8"
+    )
+    loaded = load_settings(config).relevance
+    assert (loaded.passage_threshold, loaded.page_threshold) == (0.61, 0.62)
+    default = load_settings().relevance
+    assert default.passage_threshold == RelevanceConfig().passage_threshold
+
+
+def test_a_passage_under_the_configured_threshold_is_not_kept(embedder: Embedder) -> None:
+    page = score_page(embedder, [CLAIM], "u", ON_TOPIC, RelevanceConfig(passage_threshold=-1.0))
+    above = RelevanceConfig(passage_threshold=page.score + 0.01)
+    below = RelevanceConfig(passage_threshold=page.score - 0.01)
+    assert score_page(embedder, [CLAIM], "u", ON_TOPIC, above).passages == []
+    assert len(score_page(embedder, [CLAIM], "u", ON_TOPIC, below).passages) == 1
+
+
 def test_passages_are_capped_and_ties_keep_page_order(embedder: Embedder) -> None:
     text = "\n\n".join([OFF_TOPIC, ON_TOPIC, ON_TOPIC, ON_TOPIC])
     cfg = RelevanceConfig(passage_words=40, passage_threshold=-1.0, passages_per_page=2)
@@ -230,6 +289,7 @@ def test_passage_cache_returns_a_page_encoded_before_under_the_new_url(
     cfg = RelevanceConfig()
     cache = PassageCache(size=2)
     page = encode_page(embedder, "https://a.example/x", ON_TOPIC, cfg)
+    assert page is not None
     cache.put("hash-a", ON_TOPIC, cfg, page)
     again = cache.get("hash-a", ON_TOPIC, "https://mirror.example/x", cfg)
     assert again is not None and again.url == "https://mirror.example/x"
@@ -245,6 +305,7 @@ def test_passage_cache_forgets_the_least_recently_used_page(embedder: Embedder) 
     cfg = RelevanceConfig()
     cache = PassageCache(size=2)
     page = encode_page(embedder, "u", ON_TOPIC, cfg)
+    assert page is not None
     for key in ("a", "b"):
         cache.put(key, ON_TOPIC, cfg, page)
     assert cache.get("a", ON_TOPIC, "u", cfg) is not None  # "a" is now the most recent

@@ -17,7 +17,8 @@ from pipeline.ssrf import (
     check_url,
     guarded_transport,
 )
-from tests.fakes.http_server import FIXTURE_PAGES, LocalHTTPServer
+from testing.fakes.http_server import LocalHTTPServer
+from tests.pages import FIXTURE_PAGES
 
 _real_getaddrinfo = socket.getaddrinfo
 

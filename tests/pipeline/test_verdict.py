@@ -1,6 +1,7 @@
 from pipeline.config import ResearchConfig
 from pipeline.records import Evidence, Stance, Tier, Verdict
-from pipeline.verdict import assess, order_evidence, refuting_pages, should_stop_searching
+from pipeline.research_plan import stop_rule
+from pipeline.verdict import assess, order_evidence, refuting_pages
 
 
 def ev(url: str, stance: Stance, conf: float = 0.9, tier: Tier = Tier.HIGH, rel: float = 0.6):
@@ -114,7 +115,7 @@ def test_stop_rule_counts_distinct_pages_not_items():
         ev("https://a.example/1", Stance.REFUTES),
     ]
     assert refuting_pages(same_page) == 1
-    assert not should_stop_searching(same_page, cfg)
+    assert not stop_rule(same_page, cfg)
     two = [*same_page, ev("https://b.example/2", Stance.REFUTES)]
-    assert should_stop_searching(two, cfg)
-    assert not should_stop_searching(two, ResearchConfig(stop_after_refuting_pages=3))
+    assert stop_rule(two, cfg)
+    assert not stop_rule(two, ResearchConfig(stop_after_refuting_pages=3))

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pipeline.context import CheckContext
 from pipeline.evidence import evidence_key
-from pipeline.records import EarlyDraft, Evidence, Stance, Tier, Verdict
-from pipeline.write import MAX_EVIDENCE_IN_PROMPT, early_draft, writer_order
+from pipeline.llm import LLMClient
+from pipeline.records import EarlyDraft, Evidence, Platform, Stance, Tier, Verdict
+from pipeline.write import MAX_EVIDENCE_IN_PROMPT, draft_reply, early_draft, writer_order
+from testing.fakes.openai_server import FakeLLM, Reply
+from testing.scenarios import POST
 
 
 def item(url: str, quote: str = "The claim is false.", *, tier: Tier = Tier.HIGH) -> Evidence:
@@ -83,3 +87,23 @@ def test_writer_order_puts_matched_fact_checks_first() -> None:
     web = item(A)
     fact_check = item(B, tier=Tier.MEDIUM).model_copy(update={"source": "fact_check"})
     assert writer_order([web, fact_check]) == [fact_check, web]
+
+
+def test_draft_reply_is_written_for_the_contexts_post_platform_and_language(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.script("write", Reply.json({"text": "  Not so. https://a.example/1  "}))
+    ctx = CheckContext(
+        post=POST,
+        platform=Platform.BLUESKY,
+        as_of=POST.created_at,
+        replay=False,
+        lang="de",
+        use_llm=True,
+    )
+    llm = LLMClient(fake_llm.config())
+    text = draft_reply(ctx, llm, verdict=Verdict.REFUTED, evidence=[item(A)])
+    assert text == "Not so. https://a.example/1"
+    prompt = "\n".join(str(m["content"]) for m in fake_llm.requests_for("write")[0].messages)
+    assert "a Bluesky reply" in prompt and "Language: de" in prompt and POST.text in prompt
+    assert [call.step for call in ctx.ledger.calls] == ["write"]  # the check's own ledger

@@ -1,4 +1,5 @@
-"""Admins only: settings overrides, user accounts, and lifting login lockouts."""
+"""Admins only: the posting kill switch, settings overrides, user accounts and their roles,
+and lifting login lockouts. Every change is stored with who made it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi.responses import HTMLResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from bot import overrides, users
+from bot import overrides, platforms, users
 from bot.web.auth import require_admin
 from bot.web.context import AdminCaller, protect_posts, redirect
 
@@ -47,10 +48,83 @@ def admin_settings_set(me: AdminCaller, key: str = Form(""), value: str = Form("
 
 
 @router.post("/admin/settings/reset")
-def admin_settings_reset(me: AdminCaller, key: str = Form("")) -> Response:
-    if overrides.clear_override(me.db, key):
+def admin_settings_reset(me: AdminCaller, key: str = Form(""), back: str = Form("")) -> Response:
+    if overrides.clear_override(me.db, key, me.name):
         me.flash("ok", f"{key} back to the configured value.")
-    return redirect("/admin/settings")
+    return redirect("/admin/posting" if back == "posting" else "/admin/settings")
+
+
+@router.get("/admin/posting", response_class=HTMLResponse)
+def admin_posting(me: AdminCaller) -> Response:
+    """The kill switch: each platform's mode in effect now, its pause, what it holds."""
+    stored = overrides.stored_overrides(me.db)
+    paused = overrides.pauses(me.db)
+    held = overrides.held_count(me.db)
+    rows = [
+        {
+            "name": spec.name,
+            "label": spec.label,
+            "enabled": spec.section(me.ctx.settings).enabled,
+            "mode": overrides.live_mode(me.db, me.ctx.settings, spec.name),
+            "override": stored.get(f"{spec.name}.mode"),
+            "pause": paused.get(spec.name),
+            "hold": overrides.posting_hold(me.db, spec.name),
+            "held": held.get(spec.name, 0),
+        }
+        for spec in platforms.specs()
+    ]
+    return me.page(
+        "admin_posting.html",
+        rows=rows,
+        global_mode=stored.get("mode"),
+        configured_mode=me.ctx.settings.mode,
+        pause_all=paused.get(overrides.ALL_PLATFORMS),
+        modes=overrides.MODES,
+        changes=overrides.changes(me.db),
+    )
+
+
+@router.post("/admin/posting/pause")
+def admin_posting_pause(
+    me: AdminCaller, platform: str = Form(""), note: str = Form("")
+) -> Response:
+    try:
+        if overrides.pause(me.db, platform, me.name, note):
+            me.flash("ok", f"Posting to {_scope(platform)} paused. Nothing more is posted there.")
+        else:
+            me.flash("error", f"Posting to {_scope(platform)} was already paused.")
+    except overrides.OverrideError as exc:
+        me.flash("error", str(exc))
+    return redirect("/admin/posting")
+
+
+@router.post("/admin/posting/resume")
+def admin_posting_resume(me: AdminCaller, platform: str = Form("")) -> Response:
+    try:
+        if overrides.resume(me.db, platform, me.name):
+            me.flash("ok", f"Posting to {_scope(platform)} resumed.")
+        else:
+            me.flash("error", f"Posting to {_scope(platform)} was not paused.")
+    except overrides.OverrideError as exc:
+        me.flash("error", str(exc))
+    return redirect("/admin/posting")
+
+
+@router.post("/admin/posting/mode")
+def admin_posting_mode(me: AdminCaller, key: str = Form(""), value: str = Form("")) -> Response:
+    if key != "mode" and not key.endswith(".mode"):
+        me.flash("error", f"{key!r} is not a mode.")
+        return redirect("/admin/posting")
+    try:
+        parsed = overrides.set_override(me.db, key, value, me.name)
+        me.flash("ok", f"{key} set to {parsed or '(follow global)'}.")
+    except overrides.OverrideError as exc:
+        me.flash("error", f"{key}: {exc}")
+    return redirect("/admin/posting")
+
+
+def _scope(platform: str) -> str:
+    return "every platform" if platform.strip() == overrides.ALL_PLATFORMS else platform.strip()
 
 
 @router.get("/admin/users", response_class=HTMLResponse)
@@ -75,6 +149,20 @@ def admin_users_add(
     try:
         added = users.add_user(me.db, username.strip(), password, role)
         me.flash("ok", f"User {added.username} ({added.role}) added.")
+    except users.UserError as exc:
+        me.flash("error", str(exc))
+    return redirect("/admin/users")
+
+
+@router.post("/admin/users/{username}/role")
+def admin_users_role(me: AdminCaller, username: str, role: str = Form("")) -> Response:
+    if username == me.name and role != "admin":
+        me.flash("error", "You cannot take the admin role from your own account.")
+        return redirect("/admin/users")
+    try:
+        changed = users.set_role(me.db, username, role)
+        log.warning("role of %r set to %s by %s", username, changed.role, me.name)
+        me.flash("ok", f"User {username} is now {changed.role}.")
     except users.UserError as exc:
         me.flash("error", str(exc))
     return redirect("/admin/users")

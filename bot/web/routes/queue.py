@@ -37,7 +37,7 @@ def queue(me: Moderator) -> Response:
     now = utcnow()
     return me.page(
         "queue.html",
-        items=queries.queue_items(me.db, flt, now),
+        items=queries.queue_items(me.db, flt, now, me.name),
         flt=flt,
         counts=queries.state_counts(me.db),
         platforms=_platforms(me.db),
@@ -48,6 +48,16 @@ def queue(me: Moderator) -> Response:
     )
 
 
+@router.get("/queue/next")
+def next_item(me: Moderator, after: int | None = None) -> Response:
+    """The next item this moderator may decide (after `after`, in the queue's order)."""
+    found = queries.next_item(me.db, after, me.who)
+    if found is None:
+        me.flash("ok", "Nothing else awaiting review that you can decide.")
+        return redirect("/queue")
+    return redirect(f"/requests/{found}" + (f"?after={after}" if after else ""))
+
+
 @router.post("/queue/bulk")
 def bulk(
     me: Moderator,
@@ -56,19 +66,36 @@ def bulk(
     reason: str = Form(""),
     note: str = Form(""),
     back: str = Form("/queue"),
+    confirmed: str = Form(""),
 ) -> Response:
+    """Approve or reject the selected items. Escalated items are left out, and nothing runs
+    until confirmed with the number of items it acts on: without that (no script in the
+    browser, or the selection changed meanwhile) the answer is a page that asks."""
+    back = safe_next(back)
     if action not in actions.BULK_ACTIONS:
         me.flash("error", "Choose approve or reject.")
-        return redirect(safe_next(back))
+        return redirect(back)
     if not ids:
         me.flash("error", "No items selected.")
-        return redirect(safe_next(back))
+        return redirect(back)
+    plan = actions.plan_bulk(me.db, action, ids)
+    if not plan.ids:
+        me.flash("error", f"Nothing to {action}: " + "; ".join(plan.excluded[:3]))
+        return redirect(back)
+    if confirmed != str(len(plan.ids)):
+        return me.page(
+            "confirm_bulk.html",
+            plan=plan,
+            reason=reason,
+            note=note,
+            back=back,
+        )
     cfg = me.ctx.effective()
-    result = actions.bulk(cfg, me.db, action, ids, me.name, reason=reason, note=note)
+    result = actions.bulk(cfg, me.db, plan, me.who, reason=reason, note=note)
     me.flash("ok" if result.done else "error", result.summary())
     for problem in result.refused[:3]:
         me.flash("error", problem)
-    return redirect(safe_next(back))
+    return redirect(back)
 
 
 @router.get("/decisions", response_class=HTMLResponse)

@@ -25,6 +25,7 @@ from tests.bot.web.seed import World, seed
 PASSWORD = "correct horse battery"
 ADMIN = "admin_demo"
 MODERATOR = "mod_demo"
+SENIOR = "senior_demo"  # added by the `senior` fixture only
 _CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
@@ -137,3 +138,11 @@ def moderator(app_env: AppEnv) -> Session:
 def admin(app_env: AppEnv) -> Session:
     client = app_env.client()
     return Session(client, login(client, ADMIN))
+
+
+@pytest.fixture
+def senior(app_env: AppEnv) -> Session:
+    """A senior moderator: decides escalated items too."""
+    users.add_user(app_env.db, SENIOR, PASSWORD, "senior")
+    client = app_env.client()
+    return Session(client, login(client, SENIOR))

@@ -122,8 +122,9 @@ class World:
     now: datetime
 
 
-def default_specs(*, posted: bool = True) -> list[Spec]:
-    specs = [
+def _review_specs() -> list[Spec]:
+    """Drafts waiting for review, one per platform, of different ages and verdicts."""
+    return [
         Spec("review_local", RequestState.AWAITING_REVIEW, requester="alice_demo", age_h=3),
         Spec(
             "review_x",
@@ -144,6 +145,12 @@ def default_specs(*, posted: bool = True) -> list[Spec]:
             age_h=1,
             target_text="Hot water with lemon <b>destroys</b> viruses & bacteria alike.",
         ),
+    ]
+
+
+def _unanswered_specs() -> list[Spec]:
+    """Requests that ended without a posted reply: dry run, abstentions, skip, failures."""
+    return [
         Spec("dry_run", RequestState.DRY_RUN, mode="dry-run", age_h=50),
         Spec(
             "abstain_nee",
@@ -192,6 +199,12 @@ def default_specs(*, posted: bool = True) -> list[Spec]:
             reason="needs an LLM endpoint",
             mode="dry-run",
         ),
+    ]
+
+
+def _moderated_specs() -> list[Spec]:
+    """Drafts a moderator or the deadline took out of the queue without posting."""
+    return [
         Spec(
             "rejected",
             RequestState.REJECTED,
@@ -205,31 +218,40 @@ def default_specs(*, posted: bool = True) -> list[Spec]:
             reason="review deadline passed: abstained",
         ),
     ]
+
+
+def _posted_specs() -> list[Spec]:
+    """Replies posted after approval, one edited first and one approved as drafted."""
+    return [
+        Spec(
+            "posted_edited",
+            RequestState.POSTED,
+            requester="dave_demo",
+            actions=[
+                ("mod_demo", "edit", {"before": REPLY, "after": REPLY + " Stay well."}),
+                ("mod_demo", "approve", {"text": REPLY + " Stay well."}),
+            ],
+        ),
+        Spec(
+            "posted_as_is",
+            RequestState.POSTED,
+            tiers=(Tier.HIGH,),
+            actions=[("admin_demo", "approve", {"text": REPLY})],
+        ),
+    ]
+
+
+def default_specs(*, posted: bool = True) -> list[Spec]:
+    specs = _review_specs() + _unanswered_specs() + _moderated_specs()
     if posted:
-        specs += [
-            Spec(
-                "posted_edited",
-                RequestState.POSTED,
-                requester="dave_demo",
-                actions=[
-                    ("mod_demo", "edit", {"before": REPLY, "after": REPLY + " Stay well."}),
-                    ("mod_demo", "approve", {"text": REPLY + " Stay well."}),
-                ],
-            ),
-            Spec(
-                "posted_as_is",
-                RequestState.POSTED,
-                tiers=(Tier.HIGH,),
-                actions=[("admin_demo", "approve", {"text": REPLY})],
-            ),
-        ]
+        specs += _posted_specs()
     else:
         specs.append(Spec("dry_run_2", RequestState.DRY_RUN, mode="dry-run", tiers=(Tier.HIGH,)))
     return specs
 
 
-def _decision(spec: Spec, now: datetime) -> Decision:
-    published = datetime(2026, 1, 10, 9, 0, tzinfo=now.tzinfo)
+def _pages(spec: Spec, published: datetime) -> tuple[list[Evidence], list[Document]]:
+    """One refuting page per tier the spec names, as evidence and as its snapshot."""
     pages = {
         Tier.HIGH: (MINISTRY, QUOTE_MINISTRY, PAGE_MINISTRY),
         Tier.MEDIUM: (PAPER, QUOTE_PAPER, PAGE_PAPER),
@@ -241,8 +263,13 @@ def _decision(spec: Spec, now: datetime) -> Decision:
         url, quote, page = pages[tier]
         evidence.append(_evidence(url, tier, quote, page, published, Stance.REFUTES))
         documents.append(_document(url, page, published))
-    reply = reply_citing(evidence[0].url) if spec.status is DecisionStatus.REPLY else None
-    platform = {"x": Platform.X, "bluesky": Platform.BLUESKY}.get(spec.platform, Platform.X)
+    return evidence, documents
+
+
+def _guard_trail(
+    spec: Spec, platform: Platform, reply: str | None, evidence: list[Evidence]
+) -> tuple[list[GuardReport], list[str]]:
+    """The failed drafts the spec asks for, then the final reply checked by the real guard."""
     reports = [
         GuardReport(valid=False, platform=platform, length=301, limit=280, problems=problems)
         for problems in spec.guard_problems
@@ -258,9 +285,13 @@ def _decision(spec: Spec, now: datetime) -> Decision:
             )
         )
         drafts.append(reply)
+    return reports, drafts
+
+
+def _llm_calls(spec: Spec) -> list[LLMCall]:
     # Two calls (analyze, write) sharing the cost: (step, prompt tokens, completion tokens, s).
     usage = [("analyze", 400, 80, 1.2), ("write", 600, 120, 1.9)] if spec.cost_usd else []
-    calls = [
+    return [
         LLMCall(
             step=step,
             model="fake-model",
@@ -272,35 +303,46 @@ def _decision(spec: Spec, now: datetime) -> Decision:
         )
         for step, prompt, completion, latency in usage
     ]
+
+
+def _round(evidence: list[Evidence]) -> RoundTrace:
+    """One research round that used every evidence page and dropped one page as too late."""
+    return RoundTrace(
+        round=1,
+        queries=["lemon water flu virus", "hot drinks kill influenza"],
+        results=[
+            SearchResult(url=e.url, provider="local", query="lemon water flu virus", rank=i)
+            for i, e in enumerate(evidence)
+        ],
+        documents=[
+            DocumentUse(url=e.url, tier=e.tier, used=True, content_hash=e.content_hash)
+            for e in evidence
+        ]
+        + [
+            DocumentUse(
+                url="https://late.example/",
+                tier=Tier.HIGH,
+                used=False,
+                reason="published after as-of",
+            )
+        ],
+    )
+
+
+def _decision(spec: Spec, now: datetime) -> Decision:
+    published = datetime(2026, 1, 10, 9, 0, tzinfo=now.tzinfo)
+    evidence, documents = _pages(spec, published)
+    reply = reply_citing(evidence[0].url) if spec.status is DecisionStatus.REPLY else None
+    platform = {"x": Platform.X, "bluesky": Platform.BLUESKY}.get(spec.platform, Platform.X)
+    reports, drafts = _guard_trail(spec, platform, reply, evidence)
     trace = Trace(
         analysis=ClaimAnalysis(
             checkable=True,
             claims=[spec.target_text],
             queries=["lemon water flu virus", "hot drinks kill influenza"],
         ),
-        rounds=[
-            RoundTrace(
-                round=1,
-                queries=["lemon water flu virus", "hot drinks kill influenza"],
-                results=[
-                    SearchResult(url=e.url, provider="local", query="lemon water flu virus", rank=i)
-                    for i, e in enumerate(evidence)
-                ],
-                documents=[
-                    DocumentUse(url=e.url, tier=e.tier, used=True, content_hash=e.content_hash)
-                    for e in evidence
-                ]
-                + [
-                    DocumentUse(
-                        url="https://late.example/",
-                        tier=Tier.HIGH,
-                        used=False,
-                        reason="published after as-of",
-                    )
-                ],
-            )
-        ],
-        llm_calls=calls,
+        rounds=[_round(evidence)],
+        llm_calls=_llm_calls(spec),
         guard=reports,
         drafts=drafts,
     )

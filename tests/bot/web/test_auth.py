@@ -27,6 +27,7 @@ ANY_SESSION = {("POST", "/logout")}
 MODERATOR_ROUTES = {
     ("GET", "/"),
     ("GET", "/queue"),
+    ("GET", "/queue/next"),
     ("POST", "/queue/bulk"),
     ("GET", "/requests/{request_id}"),
     ("GET", "/requests/{request_id}/measure"),
@@ -34,9 +35,16 @@ MODERATOR_ROUTES = {
     ("POST", "/requests/{request_id}/edit"),
     ("POST", "/requests/{request_id}/reject"),
     ("POST", "/requests/{request_id}/escalate"),
+    ("POST", "/requests/{request_id}/claim"),
+    ("POST", "/requests/{request_id}/release"),
     ("GET", "/decisions"),
 }
 ADMIN_ROUTES = {
+    ("GET", "/admin/posting"),
+    ("POST", "/admin/posting/pause"),
+    ("POST", "/admin/posting/resume"),
+    ("POST", "/admin/posting/mode"),
+    ("POST", "/admin/users/{username}/role"),
     ("GET", "/admin/settings"),
     ("POST", "/admin/settings"),
     ("POST", "/admin/settings/reset"),

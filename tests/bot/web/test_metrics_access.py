@@ -93,7 +93,7 @@ def test_the_token_comes_from_the_environment_only(
 ) -> None:
     monkeypatch.delenv("FACTNOTE_CONFIG", raising=False)
     monkeypatch.setenv("FACTNOTE_WEB__METRICS_TOKEN", TOKEN)
-    token = load_settings().web_config().metrics_token
+    token = load_settings().web.metrics_token
     assert token is not None and token.get_secret_value() == TOKEN
     monkeypatch.delenv("FACTNOTE_WEB__METRICS_TOKEN")
     config = tmp_path / "factnote.toml"

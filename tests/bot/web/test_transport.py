@@ -33,7 +33,7 @@ def app_client(
 
 
 def test_cookies_are_secure_by_default_when_served_over_https(app_env: AppEnv) -> None:
-    assert app_env.settings.web_config().secure_cookies is None  # the default: by scheme
+    assert app_env.settings.web.secure_cookies is None  # the default: by scheme
     https = session_cookie(app_client(app_env, "https://testserver"))
     assert is_secure(https) and "httponly" in https and "samesite=lax" in https
     assert not is_secure(session_cookie(app_client(app_env, "http://testserver")))
@@ -103,11 +103,11 @@ def test_web_settings_come_from_the_config_not_the_process_environment(
     monkeypatch.setenv("FACTNOTE_WEB_SECRET", "shared-between-processes")
     monkeypatch.setenv("FACTNOTE_WEB__SECURE_COOKIES", "true")
     settings = load_settings(database_url=app_env.db.url)
-    web = settings.web_config()
+    web = settings.web
     assert web.secret == SecretStr("shared-between-processes") and web.secure_cookies is True
     monkeypatch.delenv("FACTNOTE_WEB__SECURE_COOKIES")
     monkeypatch.setenv("FACTNOTE_WEB_SECURE_COOKIES", "1")  # the older flat name still works
-    assert load_settings().web_config().secure_cookies is True
+    assert load_settings().web.secure_cookies is True
     # Two processes with the configured secret share sessions...
     first = TestClient(create_app(settings, app_env.db), base_url=HTTPS)
     login(first, ADMIN)

@@ -1,0 +1,137 @@
+"""`factnote memory`: audit and edit the experience memory, and learn from moderators.
+
+`learn` distills the moderator actions not yet learned from (`bot.memory_learn`) and, with
+`--judge N`, judges recent decisions (stored with them) and learns from that, then deletes
+the items that decayed (run it from cron); `list`
+searches the items with their source episodes; `disable`, `enable` and `delete` govern one
+item; `export` and `import` carry items between deployments explicitly. Operators only: the
+command needs the deployment's database and settings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from bot.commands.output import say, warn
+from bot.commands.settings import loaded
+
+if TYPE_CHECKING:
+    from bot.memory_store import StoredMemory
+
+app = typer.Typer(help="Experience memory: learn, list, disable, delete, export, import.")
+
+
+@contextmanager
+def _memory(ctx: typer.Context) -> Iterator[StoredMemory]:
+    from bot.memory_store import StoredMemory
+    from storage.db import Database
+
+    settings = loaded(ctx)
+    db = Database(settings.database_url)
+    try:
+        yield StoredMemory(db, settings.memory)
+    finally:
+        db.dispose()
+
+
+@app.command("learn")
+def learn(
+    ctx: typer.Context,
+    limit: int = typer.Option(50, "--limit", min=1, help="Moderator actions at most."),
+    judge: int = typer.Option(
+        0, "--judge", min=0, help="Also judge this many recent unjudged decisions."
+    ),
+) -> None:
+    """Distill moderator actions not yet learned from; with --judge, judge recent decisions
+    (stored with them) and learn from the judgments; then delete the items that decayed."""
+    from bot.memory_learn import judge_decisions, learn_from_reviews
+    from pipeline.judge import Judge
+    from pipeline.llm import CallLedger, LLMClient
+
+    settings = loaded(ctx)
+    llm = LLMClient(settings.judge.llm_config(settings.llm))
+    if not llm.configured:
+        warn("no LLM endpoint configured: distillation needs one")
+        raise typer.Exit(2)
+    ledger = CallLedger()
+    with _memory(ctx) as memory:
+        report = learn_from_reviews(memory.db, memory, llm, ledger, limit=limit)
+        say(
+            f"moderator actions {report.episodes}  items {report.items}  failures {report.failures}"
+        )
+        if judge:
+            grader = Judge(llm, settings.guard, seed=settings.judge.seed)
+            judged = judge_decisions(memory.db, memory, grader, ledger, limit=judge)
+            say(f"judged {judged.episodes}  items {judged.items}  failures {judged.failures}")
+        if memory.cfg.mode == "learn":
+            say(f"decayed {len(memory.decay())}")
+
+
+@app.command("list")
+def list_items(
+    ctx: typer.Context,
+    text: str = typer.Argument("", help="Only items whose trigger or strategy contain this."),
+) -> None:
+    """The items, newest first, as JSON lines with their source episodes."""
+    with _memory(ctx) as memory:
+        for item in memory.find(text):
+            say(item.model_dump_json())
+
+
+def _govern(ctx: typer.Context, item_id: str, action: str) -> None:
+    with _memory(ctx) as memory:
+        found = (
+            memory.delete(item_id)
+            if action == "delete"
+            else memory.set_disabled(item_id, action == "disable")
+        )
+    if not found:
+        warn(f"no memory item {item_id}")
+        raise typer.Exit(1)
+    say(f"{action}d {item_id}")
+
+
+@app.command("disable")
+def disable(ctx: typer.Context, item_id: str) -> None:
+    """Keep an item but never retrieve it."""
+    _govern(ctx, item_id, "disable")
+
+
+@app.command("enable")
+def enable(ctx: typer.Context, item_id: str) -> None:
+    """Retrieve a disabled item again."""
+    _govern(ctx, item_id, "enable")
+
+
+@app.command("delete")
+def delete(ctx: typer.Context, item_id: str) -> None:
+    """Delete an item for good."""
+    _govern(ctx, item_id, "delete")
+
+
+@app.command("export")
+def export(ctx: typer.Context, out: Path = typer.Option(..., "--out")) -> None:
+    """Write every item to a JSON file (for another deployment, explicitly)."""
+    with _memory(ctx) as memory:
+        items = memory.export_items()
+    out.write_text(json.dumps(items, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    say(f"{len(items)} items written to {out}")
+
+
+@app.command("import")
+def import_(ctx: typer.Context, path: Path) -> None:
+    """Add items exported from another deployment (merged with near duplicates)."""
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        warn(f"cannot read {path}: {exc}")
+        raise typer.Exit(2) from exc
+    with _memory(ctx) as memory:
+        added = memory.import_items(records)
+    say(f"{added} items added")

@@ -1,0 +1,464 @@
+"""The request lifecycle: which state may follow which, one door to change a state, the event
+log every change writes, and the one retry schedule.
+
+A request's state used to be assigned from many places; each assignment is now a call to
+`transition` (one request loaded in the session) or `transition_where` (a guarded bulk update,
+for claims and expiry that must not race another worker). Both refuse a move the table does
+not allow, write one `RequestEvent` row in the same transaction as the state change (so the log
+and the state can never disagree), and log one line (`bot.logs.log_transition`) once the
+change is committed. The web app's item history and the
+audit report read the log through `history`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import socket
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from functools import partial
+
+from sqlalchemy import ColumnElement, event, select, update
+from sqlalchemy.orm import Session
+
+from bot.logs import log_transition
+from pipeline.records import utcnow
+from storage.db import Database
+from storage.models import Request, RequestEvent, RequestState
+
+log = logging.getLogger(__name__)
+S = RequestState
+
+# state -> the states it may move to. A terminal state moves nowhere: a later answer to the
+# same post is a new request. `None` is a request being created.
+TRANSITIONS: dict[RequestState | None, frozenset[RequestState]] = {
+    None: frozenset({S.RECEIVED, S.SKIPPED}),
+    S.RECEIVED: frozenset({S.QUEUED, S.SKIPPED, S.FAILED}),
+    S.QUEUED: frozenset({S.PROCESSING}),
+    S.RETRY: frozenset({S.PROCESSING}),
+    # Back to QUEUED: the worker holding it died or lost its lease; the pipeline has no side
+    # effects, so running it again is safe.
+    S.PROCESSING: frozenset(
+        {
+            S.QUEUED,
+            S.RETRY,
+            S.FAILED,
+            S.NEEDS_LLM,
+            S.ABSTAINED,
+            S.POSTING,
+            S.AWAITING_REVIEW,
+            S.DRY_RUN,
+        }
+    ),
+    S.AWAITING_REVIEW: frozenset({S.POSTING, S.REJECTED, S.EXPIRED}),
+    S.POSTING: frozenset({S.POSTED, S.FAILED}),
+    S.POSTED: frozenset(),
+    S.DRY_RUN: frozenset(),
+    S.ABSTAINED: frozenset(),
+    S.NEEDS_LLM: frozenset(),
+    S.SKIPPED: frozenset(),
+    S.REJECTED: frozenset(),
+    S.EXPIRED: frozenset(),
+    S.FAILED: frozenset(),
+}
+
+
+class ActorKind(StrEnum):
+    INTAKE = "intake"  # a poll taking a summons in
+    TRIAGE = "triage"
+    WORKER = "worker"
+    POSTER = "poster"
+    CLI = "cli"  # `factnote check`: a one-off check recorded with its outcome, never posted
+    MODERATOR = "moderator"
+    SCHEDULER = "scheduler"  # timed jobs: expiry, recovery at start
+
+
+@dataclass(frozen=True)
+class Actor:
+    kind: ActorKind
+    name: str = ""  # a worker id, a moderator's user name
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.name}" if self.name else self.kind.value
+
+
+class TransitionRefused(Exception):
+    """A state change the lifecycle does not allow: a bug or a race, never silently applied."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of a request's history, as the web app and the audit report show it."""
+
+    at: datetime
+    from_state: str | None
+    to_state: str
+    reason: str
+    actor: str
+
+
+def allowed(from_state: RequestState | None, to_state: RequestState) -> bool:
+    return to_state in TRANSITIONS[from_state]
+
+
+def _check(request_id: int | None, from_state: RequestState | None, to: RequestState) -> None:
+    if not allowed(from_state, to):
+        was = from_state.value if from_state else "(new)"
+        raise TransitionRefused(f"request #{request_id}: {was} -> {to.value} is not allowed")
+
+
+_PENDING = "factnote.lifecycle.pending"  # session.info key: lines to log after the commit
+
+
+@event.listens_for(Session, "after_commit")
+def _log_committed(session: Session) -> None:
+    for line in session.info.pop(_PENDING, []):
+        line()
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_rolled_back(session: Session) -> None:
+    session.info.pop(_PENDING, None)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a transition line says beyond the move itself (the worker's decision)."""
+
+    verdict: str | None = None
+    error: str | None = None
+    timings: Mapping[str, float] | None = None
+
+
+def _event(
+    session: Session,
+    request_id: int,
+    platform: str,
+    from_state: RequestState | None,
+    to: RequestState,
+    reason: str,
+    actor: Actor,
+    outcome: Outcome | None = None,
+) -> RequestEvent:
+    said = outcome or Outcome()
+    trouble = bool(said.error) or to in (S.RETRY, S.FAILED)
+    # Logged once the change is committed: a rolled-back change was never a transition.
+    session.info.setdefault(_PENDING, []).append(
+        partial(
+            log_transition,
+            request_id,
+            platform,
+            to,
+            previous=from_state,
+            verdict=said.verdict,
+            reason=reason or None,
+            error=said.error,
+            timings=said.timings,
+            actor=str(actor),
+            level=logging.WARNING if trouble else logging.INFO,
+        )
+    )
+    return RequestEvent(
+        request_id=request_id,
+        at=utcnow(),
+        from_state=from_state.value if from_state else None,
+        to_state=to.value,
+        reason=reason[:1000],
+        actor=str(actor)[:128],
+    )
+
+
+# What a one-off `factnote check` records: its outcome, straight away, never a way to post.
+CLI_OUTCOMES = frozenset({S.DRY_RUN, S.NEEDS_LLM, S.ABSTAINED, S.FAILED})
+
+
+def created(session: Session, request: Request, actor: Actor, reason: str = "") -> None:
+    """Log the birth of a request already added to the session (its id is assigned here)."""
+    to = RequestState(request.state)
+    if not (actor.kind is ActorKind.CLI and to in CLI_OUTCOMES):
+        _check(request.id, None, to)
+    session.flush()
+    session.add(_event(session, request.id, request.platform, None, to, reason, actor))
+
+
+def transition(
+    session: Session,
+    request: Request,
+    to: RequestState,
+    reason: str,
+    actor: Actor,
+    outcome: Outcome | None = None,
+) -> None:
+    """Move `request` (loaded in `session`) to `to`, or raise `TransitionRefused`."""
+    from_state = RequestState(request.state)
+    _check(request.id, from_state, to)
+    request.state = to.value
+    session.add(
+        _event(session, request.id, request.platform, from_state, to, reason, actor, outcome)
+    )
+
+
+def transition_where(
+    session: Session,
+    request_ids: Iterable[int],
+    from_states: Sequence[RequestState],
+    to: RequestState,
+    why: str,
+    actor: Actor,
+    *,
+    where: Sequence[ColumnElement[bool]] = (),
+    **values: object,
+) -> list[int]:
+    """Move each request still in one of `from_states` (and matching `where`) to `to`, with
+    `values` set too, in one guarded UPDATE per request so that a request another worker moved
+    first is left alone. Returns the ids that moved."""
+    for state in from_states:
+        _check(None, state, to)
+    moved: list[int] = []
+    for request_id in request_ids:
+        row = session.execute(
+            select(Request.state, Request.platform).where(Request.id == request_id)
+        ).first()
+        if row is None or RequestState(row.state) not in from_states:
+            continue
+        before = row.state
+        result = session.execute(
+            update(Request)
+            .where(Request.id == request_id, Request.state == before, *where)
+            .values(state=to.value, **values)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            session.add(
+                _event(session, request_id, row.platform, RequestState(before), to, why, actor)
+            )
+            moved.append(request_id)
+    return moved
+
+
+CLAIMABLE = (S.QUEUED, S.RETRY)
+
+
+def claim(session: Session, worker: str, lease_s: float, now: datetime | None = None) -> int | None:
+    """Take the oldest claimable request for `worker` with a lease of `lease_s`, or None.
+
+    On PostgreSQL `FOR UPDATE SKIP LOCKED` lets many workers claim at once without waiting on
+    each other's candidates; SQLite has one writer at a time, and the guarded update in
+    `transition_where` settles a race there."""
+    moment = now or utcnow()
+    candidates = session.scalars(
+        select(Request.id)
+        .where(
+            Request.state.in_([s.value for s in CLAIMABLE]),
+            Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= moment),
+        )
+        .order_by(Request.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    ).all()
+    moved = transition_where(
+        session,
+        candidates,
+        CLAIMABLE,
+        S.PROCESSING,
+        "claimed",
+        Actor(ActorKind.WORKER, worker),
+        attempts=Request.attempts + 1,
+        next_attempt_at=None,
+        lease_owner=worker,
+        lease_until=moment + timedelta(seconds=lease_s),
+    )
+    return moved[0] if moved else None
+
+
+def heartbeat(
+    session: Session, request_id: int, worker: str, lease_s: float, now: datetime | None = None
+) -> bool:
+    """Renew `worker`'s lease on a request it is still processing. False: the lease was lost
+    (it ran out and the request went back to the queue); the worker must not record a result."""
+    result = session.execute(
+        update(Request)
+        .where(
+            Request.id == request_id,
+            Request.state == S.PROCESSING.value,
+            Request.lease_owner == worker,
+        )
+        .values(lease_until=(now or utcnow()) + timedelta(seconds=lease_s))
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def holds_lease(session: Session, request: Request, worker: str) -> bool:
+    return request.state == S.PROCESSING.value and request.lease_owner == worker
+
+
+def requeue_expired(session: Session, now: datetime | None = None) -> list[int]:
+    """Requests whose worker stopped renewing its lease go back to the queue (the pipeline
+    has no side effects, so running one again is safe). Rows from before leases existed
+    (no lease at all) count as expired."""
+    moment = now or utcnow()
+    rows = session.execute(
+        select(Request.id, Request.lease_owner).where(
+            Request.state == S.PROCESSING.value,
+            Request.lease_until.is_(None) | (Request.lease_until < moment),
+        )
+    ).all()
+    moved: list[int] = []
+    for request_id, owner in rows:
+        moved += transition_where(
+            session,
+            [request_id],
+            [S.PROCESSING],
+            S.QUEUED,
+            f"lease of {owner or 'an earlier process'} expired",
+            Actor(ActorKind.SCHEDULER, "leases"),
+            # A heartbeat that landed after the select keeps the request with its worker.
+            where=[Request.lease_until.is_(None) | (Request.lease_until < moment)],
+            lease_owner=None,
+            lease_until=None,
+        )
+    return moved
+
+
+_worker_numbers = itertools.count(1)
+
+
+def process_name() -> str:
+    """This process as a holder of claims, `host:pid`: a restart on the same host can tell a
+    dead predecessor (its pid is gone) from a live process, here or elsewhere."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def worker_name() -> str:
+    """A new worker's name as a lease holder, `host:pid:n`."""
+    return f"{process_name()}:{next(_worker_numbers)}"
+
+
+def _dead_local(owner: str | None, host: str) -> bool:
+    parts = (owner or "").split(":")
+    if len(parts) < 2 or parts[0] != host or not parts[1].isdigit():
+        return False
+    return not _pid_alive(int(parts[1]))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def requeue_dead_local(session: Session, me: str) -> list[int]:
+    """Work held by a process of this host that no longer runs is freed now, without waiting
+    for its lease to run out (the usual case: this bot restarting after a crash): a request it
+    was checking goes back to the queue, a reply it was posting is due again (the poster asks
+    the platform first, so a reply that did go out is not posted twice)."""
+    host = me.split(":", 1)[0]
+    rows = session.execute(
+        select(Request.id, Request.state, Request.lease_owner).where(
+            Request.state.in_([S.PROCESSING.value, S.POSTING.value]),
+            Request.lease_owner.like(f"{host}:%"),
+        )
+    ).all()
+    moved: list[int] = []
+    for request_id, state, owner in rows:
+        if not _dead_local(owner, host):
+            continue
+        if state == S.POSTING.value:
+            session.execute(
+                update(Request)
+                .where(Request.id == request_id, Request.lease_owner == owner)
+                .values(next_attempt_at=None, lease_owner=None)
+                .execution_options(synchronize_session=False)
+            )
+            continue
+        moved += transition_where(
+            session,
+            [request_id],
+            [S.PROCESSING],
+            S.QUEUED,
+            f"worker {owner} is gone",
+            Actor(ActorKind.SCHEDULER, "leases"),
+            where=[Request.lease_owner == owner],
+            lease_owner=None,
+            lease_until=None,
+        )
+    return moved
+
+
+class LeaseKeeper:
+    """Renews a worker's leases in the background while it checks them (every third of the
+    lease), so that a slow but live request is never taken over. A lease found lost (the
+    database was unreachable past its expiry) is dropped; the worker's result for it will
+    then be refused by `holds_lease`."""
+
+    def __init__(self, db: Database, worker: str, lease_s: float) -> None:
+        self.db, self.worker, self.lease_s = db, worker, lease_s
+        self._held: set[int] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, request_id: int) -> None:
+        with self._lock:
+            self._held.add(request_id)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="lease-heartbeat", daemon=True
+                )
+                self._thread.start()
+
+    def release(self, request_id: int) -> None:
+        with self._lock:
+            self._held.discard(request_id)
+
+    def held(self) -> set[int]:
+        with self._lock:
+            return set(self._held)
+
+    def renew(self) -> None:
+        for request_id in self.held():
+            try:
+                with self.db.transaction() as session:
+                    kept = heartbeat(session, request_id, self.worker, self.lease_s)
+            except Exception:  # a database hiccup: the next beat tries again
+                log.warning("request %s: lease heartbeat failed", request_id, exc_info=True)
+                continue
+            if not kept:
+                log.warning("request %s: lease lost to expiry", request_id)
+                self.release(request_id)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            if not self.held():
+                return
+            self.renew()
+
+
+def retry_at(attempt: int, backoff_s: float, now: datetime | None = None) -> datetime:
+    """When to try again after failed attempt number `attempt` (1-based): `backoff_s` doubled
+    per earlier attempt, capped at a day so a long-failing request still comes round."""
+    delay = min(backoff_s * 2 ** max(attempt - 1, 0), 86_400.0)
+    return (now or utcnow()) + timedelta(seconds=delay)
+
+
+def history(session: Session, request_id: int) -> list[Event]:
+    rows = session.scalars(
+        select(RequestEvent).where(RequestEvent.request_id == request_id).order_by(RequestEvent.id)
+    )
+    return [
+        Event(at=r.at, from_state=r.from_state, to_state=r.to_state, reason=r.reason, actor=r.actor)
+        for r in rows
+    ]

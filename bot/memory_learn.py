@@ -1,0 +1,176 @@
+"""Turning finished episodes into memory: the judge's feedback and moderators' actions.
+
+Moderator actions are already recorded by `bot.review` in `review_actions` (an edit with the
+text before and after, a rejection with its reason and note, an approval with the text), so
+learning from them reads that history rather than hooking into the review transaction: a
+moderator's click never waits on an LLM call, and review behaviour stays exactly as it was.
+`learn_from_reviews` distills every action not yet distilled (each is marked in
+`memory_sources`, so a rerun never learns twice); `learn_from_judgment` does the same for a
+judged decision and credits the items that decision used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+
+from bot.memory_store import StoredMemory, distilled, save_judgment
+from pipeline.judge import JUDGED_STATUSES, Judge, Judgment
+from pipeline.llm import CallLedger, LLMClient, LLMError
+from pipeline.memory import Episode, MemoryItem, distill, edit_diff
+from pipeline.records import Decision, Post
+from storage.db import Database
+from storage.models import DecisionRow, ReviewAction
+from storage.models import Judgment as JudgmentRow
+from storage.repositories import decision_from_row, latest_decision
+
+LEARNED_ACTIONS = ("approve", "edit", "reject")
+
+
+@dataclass
+class LearnReport:
+    episodes: int = 0
+    items: int = 0
+    failures: int = 0
+
+
+def judgment_episode(source: str, decision: Decision, judgment: Judgment) -> Episode:
+    lessons = [f"{lesson.phase}: {lesson.lesson}" for lesson in judgment.lessons]
+    return Episode(
+        source=source,
+        signal="judge",
+        mode=judgment.mode,
+        claims=decision.trace.analysis.claims if decision.trace.analysis else (),
+        queries=[q for r in decision.trace.rounds for q in r.queries],
+        reply=decision.reply,
+        feedback="; ".join([*judgment.reasons, *lessons]),
+    )
+
+
+def learn_from_judgment(
+    memory: StoredMemory,
+    llm: LLMClient,
+    ledger: CallLedger,
+    *,
+    source: str,
+    decision: Decision,
+    judgment: Judgment,
+) -> list[MemoryItem]:
+    """Credits the items `decision` used by the judged mode, then distills the episode."""
+    memory.credit([use.id for use in decision.trace.memory], judgment.mode)
+    if memory.cfg.mode != "learn" or source in distilled(memory.db, [source]):
+        return []
+    items = distill(llm, ledger, judgment_episode(source, decision, judgment), memory.cfg)
+    return memory.learn(items, source)
+
+
+def review_episode(action: ReviewAction, decision: Decision | None) -> Episode:
+    detail = action.detail or {}
+    reply = decision.reply if decision else None
+    if action.action == "edit":
+        feedback = "moderator edit: " + edit_diff(
+            str(detail.get("before") or ""), str(detail.get("after") or "")
+        )
+    elif action.action == "reject":
+        note = str(detail.get("note") or "")
+        feedback = f"moderator rejected: {detail.get('reason', '')}" + (
+            f" ({note})" if note else ""
+        )
+    else:
+        reply = str(detail.get("text") or reply or "")
+        feedback = "moderator approved the reply as written"
+    return Episode(
+        source=f"review:{action.id}",
+        signal=action.action,  # type: ignore[arg-type]  # one of LEARNED_ACTIONS
+        claims=decision.trace.analysis.claims if decision and decision.trace.analysis else (),
+        queries=[q for r in decision.trace.rounds for q in r.queries] if decision else (),
+        reply=reply,
+        feedback=feedback,
+    )
+
+
+def learn_from_reviews(
+    db: Database, memory: StoredMemory, llm: LLMClient, ledger: CallLedger, *, limit: int = 50
+) -> LearnReport:
+    """Distills up to `limit` moderator actions not yet learned from, oldest first. A failed
+    LLM call leaves its action for the next run."""
+    report = LearnReport()
+    if memory.cfg.mode != "learn":
+        return report
+    with db.session() as session:
+        actions = session.scalars(
+            select(ReviewAction)
+            .where(ReviewAction.action.in_(LEARNED_ACTIONS))
+            .order_by(ReviewAction.id)
+        ).all()
+        done = distilled(db, [f"review:{a.id}" for a in actions])
+        pending = [a for a in actions if f"review:{a.id}" not in done][:limit]
+        episodes = [review_episode(a, latest_decision(session, a.request_id)) for a in pending]
+    for episode in episodes:
+        try:
+            items = distill(llm, ledger, episode, memory.cfg)
+        except LLMError:
+            report.failures += 1
+            continue
+        report.episodes += 1
+        report.items += len(memory.learn(items, episode.source))
+    return report
+
+
+def target_post(target: dict[str, Any] | None) -> Post | None:
+    """The checked post as stored with its request (a platform post or a CLI post)."""
+    if not target:
+        return None
+    fields = ("id", "author", "text", "created_at", "links")
+    try:
+        return Post.model_validate({k: target[k] for k in fields if k in target})
+    except ValidationError:
+        return None
+
+
+def judge_decisions(
+    db: Database,
+    memory: StoredMemory,
+    judge: Judge,
+    ledger: CallLedger,
+    *,
+    limit: int = 50,
+) -> LearnReport:
+    """Judges the latest replies and abstentions not judged yet (newest first), stores each
+    judgment with its decision, and learns from it (`learn_from_judgment`)."""
+    report = LearnReport()
+    judged = select(JudgmentRow.decision_id)
+    with db.session() as session:
+        rows = session.scalars(
+            select(DecisionRow)
+            .where(DecisionRow.status.in_([s.value for s in JUDGED_STATUSES]))
+            .where(DecisionRow.id.not_in(judged))
+            .order_by(DecisionRow.id.desc())
+            .limit(limit)
+        ).all()
+        work = [(r.id, decision_from_row(r), target_post(r.request.target)) for r in rows]
+    for decision_id, decision, post in work:
+        if post is None:
+            continue
+        try:
+            judgment = judge.judge(post, decision, ledger)
+            if judgment is None:
+                continue
+            save_judgment(db, decision_id, judgment)
+            report.episodes += 1
+            items = learn_from_judgment(
+                memory,
+                judge.llm,
+                ledger,
+                source=f"decision:{decision_id}",
+                decision=decision,
+                judgment=judgment,
+            )
+        except LLMError:
+            report.failures += 1
+            continue
+        report.items += len(items)
+    return report

@@ -1,0 +1,249 @@
+"""The sentence-embedding model run by ONNX Runtime: the same MiniLM weights, exported locally.
+
+PyTorch spends most of a small model's CPU time in per-operator overhead; ONNX Runtime fuses
+the transformer's attention and layer-norm blocks and runs the same weights several times
+faster on two cores. The export is built on this machine from the packaged weights (never
+downloaded), once, into a cache directory keyed by the weights' identity and the exporter
+version (`python -m pipeline.embedding_onnx` at `make setup`, else on first use), and read
+from there by every later process. Loading it needs neither torch nor transformers, which is
+most of a cold start.
+
+The pipeline mirrors sentence-transformers' for this model (modules.json: Transformer, mean
+Pooling, Normalize): WordPiece tokens truncated to `max_seq_length`, padded to the longest text
+of a batch, attention-masked mean of the last hidden state, L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatMatrix = npt.NDArray[np.float32]
+
+# Bumped when the export recipe changes, so that old exports are not reused.
+EXPORT_VERSION = 1
+OPSET = 17
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_EXPORT_LOCK = threading.Lock()
+
+
+class OnnxExportError(RuntimeError):
+    """The model could not be exported (the exporter's packages are missing, or it failed)."""
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise OnnxExportError(f"{path} is not a JSON object")
+    return data
+
+
+def supported(model_dir: Path) -> bool:
+    """Whether `model_dir` is a sentence-transformers model this module reproduces exactly:
+    a BERT-style Transformer, mean pooling, then Normalize."""
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+        types = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        pooling_dir = next(m["path"] for m in modules if m["type"].endswith("Pooling"))
+        pooling = _read_json(model_dir / pooling_dir / "config.json")
+    except (OSError, ValueError, KeyError, StopIteration):
+        return False
+    other_modes = [k for k, v in pooling.items() if k.startswith("pooling_mode_") and v]
+    return (
+        types[:2] == ["Transformer", "Pooling"]
+        and all(t == "Normalize" for t in types[2:])
+        and other_modes == ["pooling_mode_mean_tokens"]
+        and (model_dir / "tokenizer.json").is_file()
+    )
+
+
+def export_key(model_dir: Path, *, quantized: bool) -> str:
+    """Identity of an export: the weights file (path, size, modification time), the exporter's
+    torch version and this recipe. Cheap to compute, so every start can check it."""
+    weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
+    parts = [str(model_dir.resolve()), str(EXPORT_VERSION), str(OPSET), str(quantized)]
+    for path in weights:
+        stat = path.stat()
+        parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def export_path(model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> Path:
+    name = "model-int8.onnx" if quantized else "model.onnx"
+    return cache_dir / f"{model_dir.name}-{export_key(model_dir, quantized=quantized)}" / name
+
+
+def build_export(model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> Path:
+    """Export `model_dir`'s transformer to ONNX under `cache_dir` (int8 dynamic quantisation
+    when `quantized`) unless already there; returns the file. Written to a temporary name and
+    renamed, so a concurrent reader never sees half a file."""
+    target = export_path(model_dir, cache_dir, quantized=quantized)
+    if target.is_file():
+        return target
+    with _EXPORT_LOCK:
+        if target.is_file():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if quantized:
+            _quantize(build_export(model_dir, cache_dir), target)
+        else:
+            _export_fp32(model_dir, target)
+    return target
+
+
+def _export_fp32(model_dir: Path, target: Path) -> None:
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:  # pragma: no cover - both are hard dependencies
+        raise OnnxExportError(f"exporting needs torch and transformers: {exc}") from exc
+
+    model = AutoModel.from_pretrained(str(model_dir))
+    model.eval()
+
+    class _LastHidden(torch.nn.Module):
+        # transformers 5 forwards take keyword arguments; the exporter passes positionals.
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            out = self.inner(input_ids=ids, attention_mask=mask, token_type_ids=types)
+            return out.last_hidden_state
+
+    sample = torch.ones((2, 8), dtype=torch.long)
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
+    os.close(fd)
+    try:
+        with torch.no_grad():
+            torch.onnx.export(
+                _LastHidden(model),
+                (sample, torch.ones_like(sample), torch.zeros_like(sample)),
+                tmp,
+                input_names=list(_INPUTS),
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the export from other users
+        os.replace(tmp, target)
+    except Exception as exc:
+        raise OnnxExportError(f"ONNX export of {model_dir} failed: {exc}") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _quantize(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
+    os.close(fd)
+    try:
+        quantize_dynamic(str(source), tmp, weight_type=QuantType.QInt8)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except Exception as exc:
+        raise OnnxExportError(f"int8 quantisation of {source} failed: {exc}") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class OnnxSentenceEncoder:
+    """Embeddings from an ONNX export, equal to sentence-transformers' within float rounding."""
+
+    def __init__(self, model_dir: Path, onnx_file: Path, *, threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        max_len = int(_read_json(model_dir / "sentence_bert_config.json")["max_seq_length"])
+        config = _read_json(model_dir / "config.json")
+        self._dim = int(config["hidden_size"])
+        tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        # The file pads every text to 128 tokens; sentence-transformers truncates at its own
+        # max_seq_length and pads a batch to its longest text, and so does this.
+        tokenizer.enable_truncation(max_length=max_len)
+        pad_id = int(config.get("pad_token_id", 0))
+        tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
+        self._tokenizer = tokenizer
+        # A counting tokenizer without truncation or padding, for `count_tokens`.
+        self._counter = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads > 0:
+            options.intra_op_num_threads = threads
+        # By default idle pool threads spin for the next run; between the pipeline's small
+        # encode calls that spinning takes the cores from the threads doing everything else.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(onnx_file), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._wanted = {i.name for i in self._session.get_inputs()}
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> FloatMatrix:
+        """L2-normalised embeddings, one row per text, in input order."""
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        # Similar lengths batched together waste less on padding (as sentence-transformers).
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        for start in range(0, len(order), max(1, batch_size)):
+            rows = order[start : start + max(1, batch_size)]
+            out[rows] = self._encode_batch([texts[i] for i in rows])
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> FloatMatrix:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._wanted})[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0.0] = 1.0
+        return np.asarray(pooled / norms, dtype=np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+
+def export_dir(configured: str | None) -> Path:
+    """Where exports live: the configured folder, else beside the installed packages."""
+    return Path(configured) if configured else Path(sys.prefix) / "share" / "factnote" / "models"
+
+
+def main(argv: Sequence[str]) -> int:
+    """Build the export(s) for the bundled model: `python -m pipeline.embedding_onnx [DIR]`."""
+    from pipeline.config import RelevanceConfig
+    from pipeline.relevance import default_model_path
+
+    cfg = RelevanceConfig()
+    model_dir = Path(cfg.model or default_model_path())
+    cache = Path(argv[0]) if argv else export_dir(cfg.onnx_dir)
+    if not supported(model_dir):
+        print(f"{model_dir}: not a mean-pooled BERT model; the torch path will be used")
+        return 0
+    print(build_export(model_dir, cache, quantized=cfg.onnx_int8))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,76 @@
+"""Near-duplicate images: a perceptual hash, and the images seen before it is compared with.
+
+pHash (`imagehash`, 64 bits) of a copy at most `ImagesConfig.hash_side` pixels catches the
+same picture re-shared: resized, recompressed or turned grey (distance <= 2 measured), and
+small crops; not large crops, caption bars, borders or mirror images (docs/images.md, and
+tests/pipeline/test_image_hash.py measures it on generated pairs). Unrelated pictures were
+>= 22 apart.
+
+An `ImageStore` keeps every image seen once, by the sha256 of its bytes, with its source and,
+for an image a fact-check carries, that fact-check: a repost of a debunked image is then a
+known claim (`pipeline.images.image_claim_matches`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import imagehash
+from PIL import Image
+
+from pipeline.image_records import SeenImage
+
+__all__ = ["ImageStore", "MemoryImageStore", "SeenImage", "distance", "phash"]
+
+
+def phash(image: Image.Image, side: int = 512) -> str:
+    """The 64-bit pHash of `image` as 16 hex digits, computed on a copy at most `side` px."""
+    small = image.copy()
+    small.thumbnail((side, side))
+    return str(imagehash.phash(small))
+
+
+def distance(a: str, b: str) -> int:
+    """Hamming distance between two hex pHashes."""
+    return (int(a, 16) ^ int(b, 16)).bit_count()
+
+
+class ImageStore(Protocol):
+    """Images seen before; storage implements it with SQL, the pipeline only knows this."""
+
+    def add(self, image: SeenImage) -> None:
+        """Keep `image` once per sha256; a later add with a fact-check attaches it."""
+        ...
+
+    def near(self, phash: str, max_distance: int) -> list[tuple[SeenImage, int]]:
+        """Stored images within `max_distance` of `phash`, nearest first."""
+        ...
+
+
+class MemoryImageStore:
+    """A dict-backed, thread-safe ImageStore (tests, and a bot without a database)."""
+
+    def __init__(self, images: Sequence[SeenImage] = ()) -> None:
+        self._images: dict[str, SeenImage] = {}
+        self._lock = threading.Lock()
+        for image in images:
+            self.add(image)
+
+    def add(self, image: SeenImage) -> None:
+        with self._lock:
+            known = self._images.get(image.sha256)
+            if known is None or (known.fact_check is None and image.fact_check is not None):
+                self._images[image.sha256] = image
+
+    def near(self, phash: str, max_distance: int) -> list[tuple[SeenImage, int]]:
+        with self._lock:
+            found = [(seen, distance(phash, seen.phash)) for seen in self._images.values()]
+        return sorted(
+            ((seen, d) for seen, d in found if d <= max_distance), key=lambda pair: pair[1]
+        )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._images)

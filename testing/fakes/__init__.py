@@ -1,0 +1,1 @@
+"""Local servers standing in for the far side of a network boundary."""

@@ -1,0 +1,126 @@
+"""The X adapter through the runtime's posting step: duplicates and permission refusals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import responses
+
+from adapters.base import (
+    Summons,
+)
+from storage.db import Database
+from storage.models import Request as RequestRow
+from tests.adapters.x.helpers import (
+    BOT_TWEETS,
+    POST,
+    READ_ONLY_TOKEN,
+    Sleeps,
+    adapter,
+    fixture,
+    summons,
+)
+
+# --- through the runtime's posting step ---------------------------------------------------------
+
+
+def posting_request(db: Database, mention: Summons, text: str) -> int:
+    from adapters.base import jsonable
+
+    with db.transaction() as session:
+        # An earlier intake, so this database has seen X since before the mention (a new
+        # database would look for our reply before the first attempt too).
+        session.add(
+            RequestRow(
+                platform="x",
+                summons_id="1890000000000000000",
+                state="posted",
+                created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            )
+        )
+        row = RequestRow(
+            platform="x",
+            summons_id=mention.id,
+            requester=mention.author,
+            summons=jsonable(mention),
+            state="posting",
+            mode="live",
+            reply_text=text,
+        )
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+DUPLICATE = {
+    "detail": "You are not allowed to create a Tweet with duplicate content.",
+    "type": "about:blank",
+    "title": "Forbidden",
+    "status": 403,
+}
+
+
+def test_a_duplicate_refusal_without_our_reply_on_the_timeline_is_a_failure_not_a_post(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+
+    api.post(POST, status=403, json=DUPLICATE)
+    api.get(BOT_TWEETS, json=fixture("bot_timeline"))  # no reply to this mention there
+    request_id = posting_request(db, summons("1897000000000000400"), "Same text as before")
+
+    posted = post_one(db, adapter(sleeps), request_id, RuntimeConfig())
+
+    assert posted is False
+    with db.session() as session:
+        row = session.get(RequestRow, request_id)
+        assert row is not None
+        assert row.state == "failed" and row.reply_id is None
+        assert row.reason.startswith("duplicate text, reply not found")
+    assert [c.request.method for c in api.calls] == ["POST", "GET"]  # never sent again
+
+
+def test_a_duplicate_refusal_with_our_reply_found_is_posted_with_its_receipt(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+
+    api.post(POST, status=403, json=DUPLICATE)
+    api.get(BOT_TWEETS, json=fixture("bot_timeline"))
+    request_id = posting_request(db, summons("1897000000000000102"), "The Great Wall ...")
+
+    assert post_one(db, adapter(sleeps), request_id, RuntimeConfig()) is True
+
+    with db.session() as session:
+        row = session.get(RequestRow, request_id)
+        assert row is not None
+        assert (row.state, row.reply_id) == ("posted", "1897000000000000305")
+
+
+def test_a_permission_refusal_keeps_the_request_queued_and_reports_it(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+    from bot.summary import overview
+
+    api.post(POST, status=403, json=READ_ONLY_TOKEN)
+    request_id = posting_request(db, summons(), "hello")
+    x = adapter(sleeps)
+
+    for _ in range(RuntimeConfig().max_attempts + 1):
+        assert post_one(db, x, request_id, RuntimeConfig()) is False
+        with db.transaction() as session:  # let the deferred attempt come due at once
+            row = session.get(RequestRow, request_id)
+            assert row is not None
+            row.next_attempt_at = None
+
+    with db.session() as session:
+        row = session.get(RequestRow, request_id)
+        assert row is not None
+        assert row.state == "posting" and row.post_attempts == 0
+        assert row.last_error is not None and row.last_error.startswith("AccessDenied")
+    assert len(api.calls) == 1  # posting stopped after the first refusal
+    assert overview(db).recent_errors[0][0] == request_id

@@ -1,0 +1,22 @@
+"""Shared by the publisher credibility tests: fixture paths and a small table builder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.credibility import (
+    PublisherTable,
+)
+from pipeline.records import Tier
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "credibility"
+MUSE_FIXTURE = FIXTURES / "muse"
+MBFC_FIXTURE = FIXTURES / "mbfc.csv"
+SCORE_FIXTURE = FIXTURES / "scores.csv"
+
+
+def _table(*entries: tuple[str, Tier]) -> PublisherTable:
+    table = PublisherTable()
+    for key, tier in entries:
+        table.add_entry(key, tier, f"test entry {key}", "test")
+    return table
