@@ -159,6 +159,11 @@ class Bot:
         return pull_timelines(self.runtime.kit, self.adapters)
 
     def maintenance(self) -> tuple[int, int]:
+        # Another process's worker that died (here or on another host) loses its requests
+        # when its leases run out; this is where a running bot notices.
+        requeued = self._step("requeuing expired leases", self.worker.recover)
+        if requeued:
+            log.info("requeued %d request(s) whose worker stopped", requeued)
         expired = len(self._step("expiring reviews", lambda: review.expire_overdue(self.db)))
         posted = self._step(
             "posting", lambda: post_due(self.db, self.adapters, self.settings.runtime)

@@ -92,6 +92,14 @@ class Worker:
         return processed
 
     def process(self, request_id: int) -> None:
+        try:
+            self._process(request_id)
+        finally:
+            # Whatever happened (a lock that outlasted every retry included), this worker no
+            # longer works on it: an unrecorded request's lease runs out and it is run again.
+            self._leases.release(request_id)
+
+    def _process(self, request_id: int) -> None:
         with self.db.session() as session:
             request = session.get(Request, request_id)
             assert request is not None
@@ -122,7 +130,6 @@ class Worker:
                 f"request {request_id}: recording the failure",
                 lambda: self._technical_failure(request_id, attempts, error),
             )
-            self._leases.release(request_id)
             return
         decision = self._locked_retry(
             f"request {request_id}: comparing with earlier replies",
@@ -134,7 +141,6 @@ class Worker:
             f"request {request_id}: recording the decision",
             lambda: self._record(request_id, decision, mode, attempts),
         )
-        self._leases.release(request_id)
         if state is RequestState.POSTING:
             adapter = self.adapters.get(summons.platform)
             if adapter is not None:
