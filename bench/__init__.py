@@ -3,9 +3,10 @@
 `python -m bench` runs every registered benchmark in turn, prints a table and one
 `benchmark.number: value` line per result, and writes them as JSON to
 `bench/results/latest.json` (git-ignored). `python -m bench latency cost` runs only the
-benchmarks whose names contain one of the words given. Expect 12-15 minutes on 2 cores: the
-latency benchmark alone takes about 11, of which about 9 are the simulated remote waits of 20
-posts run one after another in both modes (the sequential mode's waits alone are about 7).
+benchmarks whose names contain one of the words given. On 2 cores expect well over half an
+hour (not timed since each latency and cost mode runs three times): one latency run takes
+about 11 minutes, of which about 9 are the simulated remote waits of 20 posts run one after
+another in both modes (the sequential mode's waits alone are about 7).
 
 * `pipeline_latency`: wall time per post (p50/p95/mean) with our concurrency and with one
   worker, 20 fixture posts each, against simulated remote delays (LLM 1.5 s per call, search
