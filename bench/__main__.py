@@ -25,6 +25,7 @@ from bench import (
     claim_polarity,
     cli_startup,
     image_ocr,
+    image_similarity,
     memory_retrieval,
     pipeline_cost,
     pipeline_latency,
@@ -54,6 +55,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("relevance_healthver", lambda log: calibrate_relevance.run(log=log)),
     Benchmark("publisher_coverage", lambda log: publisher_coverage.run(log=log)),
     Benchmark("image_ocr", lambda log: image_ocr.run(log=log)),
+    Benchmark("image_similarity", lambda log: image_similarity.run(log=log)),
     Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
     Benchmark(
         "runtime_throughput",

@@ -49,20 +49,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
-from evaluation.taskfive import (  # noqa: E402
-    Rumor,
-    read_qrels,
-    read_rumors,
-    retrieval_scores,
-    snowflake_time,
-)
-from pipeline.authority import (  # noqa: E402
-    AuthorityIndex,
-    Statement,
-    fuse,
-    permalink,
-    rank_order,
-)
+from evaluation.authority import statements_of  # noqa: E402
+from evaluation.taskfive import Rumor, read_qrels, read_rumors, retrieval_scores  # noqa: E402
+from pipeline.authority import AuthorityIndex, fuse, rank_order  # noqa: E402
 from pipeline.config import AuthorityConfig, RelevanceConfig  # noqa: E402
 from pipeline.relevance import Embedder, get_embedder  # noqa: E402
 
@@ -132,25 +121,6 @@ class CVReport:
         """Held-out mean and standard deviation across folds (metric 0: MAP, 1: R@5)."""
         values = [f.scores[system][metric] for f in self.folds]
         return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
-
-
-def statements_of(rumor: Rumor) -> list[Statement]:
-    """The rumor's timeline as statements (time from the tweet id), as `factnote eval` does."""
-    out: list[Statement] = []
-    for entry in rumor.timeline:
-        created = snowflake_time(entry.post_id)
-        if created is None:
-            continue
-        out.append(
-            Statement(
-                account=entry.handle,
-                post_id=entry.post_id,
-                text=entry.text,
-                created_at=created,
-                url=permalink("x", entry.handle, entry.post_id),
-            )
-        )
-    return out
 
 
 def score_rumors(

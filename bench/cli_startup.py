@@ -48,11 +48,21 @@ def _time_once(args: list[str], env: dict[str, str]) -> float:
 
 # What `factnote check` pays before its first pipeline step, stage by stage, in a fresh process:
 # the command's imports, settings and database migration, then the embedding model's load.
-_CHECK_STAGES = """
+_CHECK_IMPORTS = (
+    # The command module, then what its body imports when it runs (the module itself is light
+    # so that `check --help` is), before the first pipeline step.
+    "import bot.commands.check\n"
+    "import bot.runtime\n"
+    "from bot import lifecycle, platforms\n"
+    "from storage.repositories import add_decision\n"
+)
+_CHECK_STAGES = (
+    """
 import json, sys, time
 t0 = time.perf_counter()
-import bot.commands.check
-from bot.config import Settings
+"""
+    + _CHECK_IMPORTS
+    + """from bot.config import Settings
 from pipeline.relevance import get_embedder
 from storage.db import Database
 t1 = time.perf_counter()
@@ -64,6 +74,7 @@ t3 = time.perf_counter()
 print(json.dumps({"imports": t1 - t0, "migrations": t2 - t1, "model": t3 - t2,
                   "backend": embedder.backend, "torch": "torch" in sys.modules}))
 """
+)
 
 
 def check_stages(env: dict[str, str]) -> dict[str, float]:
@@ -88,6 +99,27 @@ def check_stages(env: dict[str, str]) -> dict[str, float]:
     }
 
 
+def import_profile(env: dict[str, str], top: int = 8) -> list[tuple[str, float]]:
+    """Seconds of `factnote check`'s imports by top-level package (`python -X importtime`,
+    each module's own time), largest first: what bounds the imports stage."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", _CHECK_IMPORTS],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    totals: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) != 3 or not parts[0].strip().isdigit():
+            continue
+        package = parts[2].strip().split(".")[0]
+        totals[package] = totals.get(package, 0.0) + int(parts[0]) / 1e6
+    return sorted(totals.items(), key=lambda item: -item[1])[:top]
+
+
 def run(repeats: int = 3, log: Callable[[str], None] = print) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         env = {
@@ -105,16 +137,22 @@ def run(repeats: int = 3, log: Callable[[str], None] = print) -> dict[str, float
         for stage in ("imports", "migrations", "model", "total"):
             values = [r[stage] for r in runs]
             results[f"check_startup_{stage}_s"] = statistics.median(values)
+            results[f"check_startup_{stage}_min_s"] = min(values)
             results[f"check_startup_{stage}_max_s"] = max(values)
         results["check_startup_torch_imported"] = max(r["torch_imported"] for r in runs)
         log(
-            "check start-up: median "
+            "check start-up: median (min-max) "
             + ", ".join(
                 f"{k} {results[f'check_startup_{k}_s']:.2f} s"
+                f" ({results[f'check_startup_{k}_min_s']:.2f}-"
+                f"{results[f'check_startup_{k}_max_s']:.2f})"
                 for k in ("imports", "migrations", "model", "total")
             )
             + f" of {repeats}; load average {os.getloadavg()[0]:.1f}"
         )
+        profile = import_profile(env)
+        shares = ", ".join(f"{package} {t:.2f} s" for package, t in profile)
+        log(f"check imports by package (own time): {shares}")
     return results
 
 

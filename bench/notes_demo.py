@@ -62,15 +62,19 @@ def feed(now: datetime) -> list[list[dict[str, object]]]:
     ]
 
 
-def serve_pages(web: LocalHTTPServer, index_path: Path) -> list[str]:
-    """Serve each page and index it under `http://<its publisher>:PORT/<path>`."""
+def serve_pages(web: LocalHTTPServer, databases: list[str]) -> list[str]:
+    """Serve each page and index it under `http://<its publisher>:PORT/<path>` in the local
+    index of each bot database (the index is a table of the database it searches from)."""
     hosts = []
-    with LocalIndex(index_path) as index:
-        for url, html in DOCS.items():
-            host, path = url.split("/", 3)[2], "/" + url.split("/", 3)[3]
-            web.add(path, Route(body=html.encode(), content_type="text/html; charset=utf-8"))
-            index.add(extract_document(f"http://{host}:{web.port}{path}", html, "text/html"))
-            hosts.append(host)
+    for url, html in DOCS.items():
+        host, path = url.split("/", 3)[2], "/" + url.split("/", 3)[3]
+        web.add(path, Route(body=html.encode(), content_type="text/html; charset=utf-8"))
+        hosts.append(host)
+    for database in databases:
+        with LocalIndex(database) as index:
+            for url, html in DOCS.items():
+                host, path = url.split("/", 3)[2], "/" + url.split("/", 3)[3]
+                index.add(extract_document(f"http://{host}:{web.port}{path}", html, "text/html"))
     return hosts
 
 
@@ -168,7 +172,8 @@ def main() -> None:
         socket.getaddrinfo = _resolve_example  # type: ignore[assignment]
         try:
             with LocalHTTPServer() as web:
-                hosts = serve_pages(web, tmp / "index.sqlite")
+                modes = ("dry-run", "live")
+                hosts = serve_pages(web, [f"sqlite:///{tmp / mode}.db" for mode in modes])
                 for mode in ("dry-run", "live"):
                     run(mode, tmp, hosts, llm)
         finally:

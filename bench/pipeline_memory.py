@@ -97,9 +97,9 @@ def factnote_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "bot.cli"]
 
 
-def build_index(path: Path, post_ids: tuple[str, ...]) -> int:
+def build_index(target: Path | str, post_ids: tuple[str, ...]) -> int:
     embedder = get_embedder(RelevanceConfig())
-    with LocalIndex(path, embedder=embedder) as index:
+    with LocalIndex(target, embedder=embedder) as index:
         for post in fixtures.POSTS:
             if post.id in post_ids:
                 for page in post.pages:
@@ -167,8 +167,10 @@ def run(cfg: MemoryConfig | None = None, log: Log | None = None) -> dict[str, fl
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="factnote-bench-") as tmp:
         workdir = Path(tmp)
-        index_path = workdir / "index.sqlite"
-        out["index_documents"] = float(build_index(index_path, cfg.index_post_ids))
+        index_path = workdir / "index.sqlite"  # a side-file path only: the index is in the db
+        for name in ("no_llm", "with_llm"):  # each child's database holds its local index
+            database = f"sqlite:///{workdir / f'{name}.db'}"
+            out["index_documents"] = float(build_index(database, cfg.index_post_ids))
 
         runs: list[tuple[str, ProcessRun]] = []
         env = child_env(workdir, index_path, "no_llm", None, cfg.backend)

@@ -74,6 +74,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "bot.commands.run:run_command",
         "Run the bot: poll the enabled adapters, check what people ask about, act by mode.",
     ),
+    "worker": LazyCommand(
+        "bot.commands.worker:worker_command",
+        "Run queued checks as a Procrastinate worker (PostgreSQL deployments).",
+    ),
     "status": LazyCommand(
         "bot.commands.status:status_command",
         "Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors.",
@@ -97,6 +101,10 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "claims": LazyCommand(
         "bot.commands.claims:app", "Known claims: imported fact-checks and approved answers"
+    ),
+    "db": LazyCommand(
+        "bot.commands.db:app",
+        "The main database: migrations, moving to another database, old side files.",
     ),
     "eval": LazyCommand(
         "bot.commands.evaluate:app", "Evaluate retrieval and matching on labelled data"

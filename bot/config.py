@@ -223,6 +223,11 @@ class RuntimeConfig(BaseModel):
     known_bots: list[str] = Field(default_factory=list)
     maintenance_interval_s: float = 30.0
     timeline_interval_s: float = 3600.0  # authority timelines pulled this often
+    # Memory learning (memory mode "learn"): new moderator actions and judged decisions are
+    # distilled this often (0: never; `factnote memory learn` still does it by hand), judging
+    # at most memory_judge_per_run new decisions each time (an LLM call each; 0: none).
+    memory_learn_interval_s: float = Field(default=3600.0, ge=0)
+    memory_judge_per_run: int = Field(default=20, ge=0)
     # A database locked by another process past the busy timeout: runs of a step before
     # giving up (one line, no traceback), waiting db_lock_backoff_s doubled between them.
     db_lock_attempts: int = Field(default=5, ge=1)
@@ -234,6 +239,25 @@ class RuntimeConfig(BaseModel):
     # every third of it; a hold that runs out means the worker died, and the request is run
     # again by another. Longer than the slowest database pause, shorter than users will wait.
     lease_s: float = Field(default=60.0, gt=0)
+
+
+class QueueConfig(BaseModel):
+    """Where queued requests wait for a worker. "local": the bot's own thread pool claims them
+    from the requests table (the embedded default, SQLite or PostgreSQL). "procrastinate"
+    (PostgreSQL only): `factnote run` polls and enqueues, and any number of `factnote worker`
+    processes, on any machine, run the checks (bot/queue.py)."""
+
+    backend: Literal["local", "procrastinate"] = "local"
+    concurrency: int = Field(default=4, ge=1)  # requests one `factnote worker` runs at once
+    # A worker's heartbeat, and how long without one before its jobs are run again elsewhere.
+    heartbeat_s: float = Field(default=10.0, gt=0)
+    stalled_after_s: float = Field(default=30.0, gt=0)
+    recover_every_s: int = Field(default=15, ge=1, le=59)  # stalled jobs and expired leases
+    # On SIGTERM, a worker waits this long for the requests it runs before it stops them.
+    shutdown_timeout_s: float = Field(default=150.0, ge=0)
+    # Many `factnote run` instances: the one holding the leader lock polls; the others try to
+    # take it over this often.
+    leader_retry_s: float = Field(default=2.0, gt=0)
 
 
 class HealthConfig(BaseModel):
@@ -289,11 +313,13 @@ class Settings(BaseSettings, PipelineConfig):
     database_url: str = "sqlite:///data/factnote.db"
     database_busy_timeout_s: float = Field(default=30.0, gt=0)  # SQLite waits this for a lock
     data_dir: str = "data"
-    # The local search index, for the runtime, `factnote index` and the demo alike.
+    # The local search index is a table of the main database; this is the side file of a
+    # deployment from before, which `factnote db import-side-files` reads.
     index_path: str = "data/index.sqlite"
     mode: Mode = "dry-run"
 
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     health: HealthConfig = Field(default_factory=HealthConfig)
     local: LocalAdapterConfig = Field(default_factory=LocalAdapterConfig)

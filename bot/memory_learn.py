@@ -7,27 +7,41 @@ moderator's click never waits on an LLM call, and review behaviour stays exactly
 `learn_from_reviews` distills every action not yet distilled (each is marked in
 `memory_sources`, so a rerun never learns twice); `learn_from_judgment` does the same for a
 judged decision and credits the items that decision used.
+
+`ScheduledLearning` is the running bot's periodic job (`schedule_learning`, every
+`runtime.memory_learn_interval_s`, in memory mode "learn" only): it catches up with the admins'
+changes, distills new moderator actions, judges up to `runtime.memory_judge_per_run` new
+decisions and learns from them, distills stored judgments a failed call left undistilled, and
+deletes what decayed. It works on the bot's own bank, so what it learns is retrieved at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from apscheduler.job import Job
+from apscheduler.schedulers.base import BaseScheduler
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import String, cast, literal, select
 
-from bot.memory_store import StoredMemory, distilled, save_judgment
+from bot.config import Settings
+from bot.memory_store import StoredMemory, distilled, judgment_from_row, save_judgment
 from pipeline.judge import JUDGED_STATUSES, Judge, Judgment
 from pipeline.llm import CallLedger, LLMClient, LLMError
 from pipeline.memory import Episode, MemoryItem, distill, edit_diff
 from pipeline.records import Decision, Post
 from storage.db import Database
-from storage.models import DecisionRow, ReviewAction
+from storage.models import DecisionRow, MemorySource, ReviewAction
 from storage.models import Judgment as JudgmentRow
 from storage.repositories import decision_from_row, latest_decision
 
+log = logging.getLogger(__name__)
+
 LEARNED_ACTIONS = ("approve", "edit", "reject")
+JOB_ID = "memory-learn"
 
 
 @dataclass
@@ -174,3 +188,105 @@ def judge_decisions(
             continue
         report.items += len(items)
     return report
+
+
+def learn_from_judgments(
+    db: Database, memory: StoredMemory, llm: LLMClient, ledger: CallLedger, *, limit: int = 50
+) -> LearnReport:
+    """Distills stored judgments whose decision was never distilled (its distillation call
+    failed, or another command stored it), oldest first. The items the decision used were
+    credited when it was judged, so they are not credited again."""
+    report = LearnReport()
+    if memory.cfg.mode != "learn":
+        return report
+    source = literal("decision:") + cast(JudgmentRow.decision_id, String)
+    with db.session() as session:
+        rows = session.execute(
+            select(JudgmentRow, DecisionRow)
+            .join(DecisionRow, DecisionRow.id == JudgmentRow.decision_id)
+            .where(source.not_in(select(MemorySource.source)))
+            .order_by(JudgmentRow.id)
+            .limit(limit)
+        ).all()
+        work = {d.id: (decision_from_row(d), judgment_from_row(j)) for j, d in rows}
+    for decision_id, (decision, judgment) in work.items():
+        episode = judgment_episode(f"decision:{decision_id}", decision, judgment)
+        try:
+            items = distill(llm, ledger, episode, memory.cfg)
+        except LLMError:
+            report.failures += 1
+            continue
+        report.episodes += 1
+        report.items += len(memory.learn(items, episode.source))
+    return report
+
+
+@dataclass
+class LearningRun:
+    """What one scheduled run did."""
+
+    reviews: LearnReport = field(default_factory=LearnReport)
+    judged: LearnReport = field(default_factory=LearnReport)
+    judgments: LearnReport = field(default_factory=LearnReport)
+    decayed: int = 0
+    llm_calls: int = 0
+    cost_usd: float = 0.0
+
+    def line(self) -> str:
+        return (
+            f"memory learning: moderator actions {self.reviews.episodes}, judged "
+            f"{self.judged.episodes}, items {self.reviews.items + self.judged.items}"
+            f" (+{self.judgments.items} from earlier judgments), failures "
+            f"{self.reviews.failures + self.judged.failures + self.judgments.failures}, "
+            f"decayed {self.decayed}; {self.llm_calls} LLM call(s), ${self.cost_usd:.4f}"
+        )
+
+
+class ScheduledLearning:
+    """The periodic learning job over the running bot's bank (see the module doc). `llm`
+    defaults to the judge's endpoint (`[judge]`, else `[llm]`)."""
+
+    def __init__(
+        self, settings: Settings, memory: StoredMemory, llm: LLMClient | None = None
+    ) -> None:
+        self.memory = memory
+        self.llm = llm or LLMClient(settings.judge.llm_config(settings.llm))
+        self.judge = Judge(self.llm, settings.guard, seed=settings.judge.seed)
+        self.judge_per_run = settings.runtime.memory_judge_per_run
+
+    def run(self) -> LearningRun | None:
+        """One run; None when there is nothing to learn with (memory not in "learn" mode, or
+        no LLM endpoint: distilling needs one)."""
+        if self.memory.cfg.mode != "learn" or not self.llm.configured:
+            return None
+        db, ledger, done = self.memory.db, CallLedger(), LearningRun()
+        self.memory.refresh()
+        done.reviews = learn_from_reviews(db, self.memory, self.llm, ledger)
+        if self.judge_per_run:
+            done.judged = judge_decisions(
+                db, self.memory, self.judge, ledger, limit=self.judge_per_run
+            )
+        done.judgments = learn_from_judgments(db, self.memory, self.llm, ledger)
+        done.decayed = len(self.memory.decay())
+        done.llm_calls, done.cost_usd = ledger.count, ledger.cost_usd
+        log.info("%s", done.line())
+        return done
+
+
+def schedule_learning(
+    scheduler: BaseScheduler,
+    settings: Settings,
+    memory: object,
+    *,
+    llm: LLMClient | None = None,
+    wrap: Callable[[Callable[[], object]], Callable[[], None]] | None = None,
+) -> Job | None:
+    """Adds the learning job to the bot's scheduler (`wrap`ped like the bot's other jobs);
+    None, nothing added, when memory is not learning, is not this database's, or the
+    interval is 0."""
+    interval = settings.runtime.memory_learn_interval_s
+    if interval <= 0 or not isinstance(memory, StoredMemory) or memory.cfg.mode != "learn":
+        return None
+    job = ScheduledLearning(settings, memory, llm)
+    run = wrap(job.run) if wrap else job.run
+    return scheduler.add_job(run, "interval", seconds=interval, id=JOB_ID, name=JOB_ID)

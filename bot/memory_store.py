@@ -3,7 +3,11 @@
 `StoredMemory` is the bank a running bot hands the pipeline (`Toolkit.memory`): the items are
 loaded into a `pipeline.memory.MemoryIndex` once, searched there, and every change (a use, a
 new or merged item, a credit, decay, an admin's disable or delete) is written through to
-`memory_items`. One lock serialises the index: workers share it.
+`memory_items`. One lock serialises the index: workers share it. The table is the truth: a
+bank re-reads it every `REFRESH_S` seconds (`refresh`), so what an admin disabled or deleted in
+the review app (`list_items`, `set_item_disabled`, `delete_item`, each change stored with who
+made it in `setting_changes`) stops being retrieved by a running bot, and its own writes never
+bring such an item back.
 
 Nothing crosses deployments implicitly: items come only from this database's episodes, and
 `export_items`/`import_items` are the explicit way to carry them elsewhere.
@@ -11,12 +15,16 @@ Nothing crosses deployments implicitly: items come only from this database's epi
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from pipeline.config import MemoryConfig
@@ -25,8 +33,15 @@ from pipeline.memory import MemoryIndex, MemoryItem, Mode, Phase
 from pipeline.records import utcnow
 from pipeline.relevance import Embedder
 from storage.db import Database
+from storage.models import DecisionRow, MemoryItemRow, MemorySource, ReviewAction, SettingChange
 from storage.models import Judgment as JudgmentRow
-from storage.models import MemoryItemRow, MemorySource
+
+log = logging.getLogger(__name__)
+
+# How stale a running bank's view of governance may be: an item an admin disabled or deleted
+# in the review app (another process) stops being retrieved within this many seconds.
+REFRESH_S = 10.0
+CHANGE_PREFIX = "memory:"  # `SettingChange.key` of a governance action: "memory:<item id>"
 
 
 def item_from_row(row: MemoryItemRow) -> MemoryItem:
@@ -66,21 +81,56 @@ class StoredMemory:
     """A `MemoryBank` over `memory_items` (see the module doc)."""
 
     def __init__(
-        self, db: Database, cfg: MemoryConfig, *, embedder: Embedder | None = None
+        self,
+        db: Database,
+        cfg: MemoryConfig,
+        *,
+        embedder: Embedder | None = None,
+        refresh_s: float = REFRESH_S,
     ) -> None:
         self.db = db
         self.cfg = cfg
-        with db.session() as session:
+        self._embedder = embedder
+        self.refresh_s = refresh_s
+        self.index = self._load()
+        self._lock = threading.Lock()
+        self._refreshed = time.monotonic()
+
+    def _load(self) -> MemoryIndex:
+        with self.db.session() as session:
             rows = session.scalars(select(MemoryItemRow)).all()
             items = [item_from_row(r) for r in rows]
-        self.index = MemoryIndex(cfg, items, embedder=embedder)
-        self._lock = threading.Lock()
+        return MemoryIndex(self.cfg, items, embedder=self._embedder)
 
     # -- the bank ---------------------------------------------------------------------------
 
     def search(self, phase: Phase, query: str, k: int) -> list[tuple[MemoryItem, float]]:
+        if time.monotonic() - self._refreshed >= self.refresh_s:
+            try:
+                self.refresh()
+            except SQLAlchemyError as exc:  # a check goes on with the view it has
+                log.warning("memory: could not refresh from the database: %s", exc)
         with self._lock:
             return self.index.search(phase, query, k)
+
+    def refresh(self) -> None:
+        """Catches up with what other processes changed in `memory_items`: an admin's disable,
+        enable or delete in the review app, items learned or imported by a command. The table
+        is the truth: this bank writes every change of its own through at once."""
+        with self._lock:  # read under the lock: an item learned meanwhile is not taken as gone
+            self._refreshed = time.monotonic()  # a failed read is tried again in refresh_s
+            with self.db.session() as session:
+                query = select(MemoryItemRow.id, MemoryItemRow.disabled)
+                stored = {item_id: off for item_id, off in session.execute(query)}
+            if set(stored) - {i.id for i in self.index.items}:
+                # Rare (a command learned or imported): reloading is simpler than merging.
+                self.index = self._load()
+                return
+            gone = [i.id for i in self.index.items if i.id not in stored]
+            self.index.remove(gone)
+            for item in self.index.items:
+                if item.disabled != stored[item.id]:
+                    self.index.set_disabled(item.id, stored[item.id])
 
     def record_uses(self, ids: Sequence[str], when: datetime) -> None:
         with self._lock:
@@ -94,6 +144,7 @@ class StoredMemory:
         `source` distilled; returns the items kept. Frozen or off memory learns nothing."""
         if self.cfg.mode != "learn":
             return []
+        self.refresh()  # a merge must not revive an item an admin disabled or deleted
         kept: list[MemoryItem] = []
         removed: list[str] = []
         with self._lock:
@@ -138,18 +189,17 @@ class StoredMemory:
             ]
         return sorted(items, key=lambda i: i.created, reverse=True)
 
-    def set_disabled(self, item_id: str, disabled: bool) -> bool:
+    def set_disabled(self, item_id: str, disabled: bool, actor: str = "cli") -> bool:
+        found = set_item_disabled(self.db, item_id, disabled, actor)
         with self._lock:
-            found = self.index.set_disabled(item_id, disabled)
-            if found:
-                self._save([item_id])
+            self.index.set_disabled(item_id, disabled)
         return found
 
-    def delete(self, item_id: str) -> bool:
+    def delete(self, item_id: str, actor: str = "cli") -> bool:
+        found = delete_item(self.db, item_id, actor) is not None
         with self._lock:
-            removed = self.index.remove([item_id])
-            self._delete(removed)
-        return bool(removed)
+            self.index.remove([item_id])
+        return found
 
     def export_items(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -163,16 +213,168 @@ class StoredMemory:
         return len(self.index) - before
 
     def _save(self, ids: Sequence[str]) -> None:
+        """Writes the use record and weight of `ids`: never `disabled`, which is the admins'
+        (see `refresh`), and never a row deleted meanwhile, which stays deleted."""
         with self.db.transaction() as session:
             for item_id in ids:
                 item = self.index.get(item_id)
-                if item is not None:
-                    _write(session, item)
+                row = session.get(MemoryItemRow, item_id)
+                if item is None or row is None:
+                    continue
+                row.uses = item.uses
+                row.last_used_at = item.last_used
+                row.last_useful_at = item.last_useful
+                row.weight = item.weight
 
     def _delete(self, ids: Sequence[str]) -> None:
         if ids:
             with self.db.transaction() as session:
                 session.execute(delete(MemoryItemRow).where(MemoryItemRow.id.in_(list(ids))))
+
+
+# -- governance over the table (the review app; no index loaded) ---------------------------
+
+
+def list_items(
+    db: Database, text: str = "", phase: Phase | None = None, status: str = ""
+) -> list[MemoryItem]:
+    """Items whose trigger or strategy contains `text` (any case), of `phase`, "enabled" or
+    "disabled" ("" for both), newest first."""
+    stmt = select(MemoryItemRow).order_by(MemoryItemRow.created_at.desc(), MemoryItemRow.id)
+    if text.strip():
+        needle = f"%{text.strip().lower()}%"
+        stmt = stmt.where(
+            or_(
+                MemoryItemRow.trigger.ilike(needle),
+                MemoryItemRow.strategy.ilike(needle),
+            )
+        )
+    if phase is not None:
+        stmt = stmt.where(MemoryItemRow.phase == phase.value)
+    if status in ("enabled", "disabled"):
+        stmt = stmt.where(MemoryItemRow.disabled.is_(status == "disabled"))
+    with db.session() as session:
+        return [item_from_row(r) for r in session.scalars(stmt)]
+
+
+def count_items(db: Database) -> int:
+    with db.session() as session:
+        return int(session.scalar(select(func.count()).select_from(MemoryItemRow)) or 0)
+
+
+def get_item(db: Database, item_id: str) -> MemoryItem | None:
+    with db.session() as session:
+        row = session.get(MemoryItemRow, item_id)
+        return item_from_row(row) if row is not None else None
+
+
+@dataclass(frozen=True)
+class SourceEpisode:
+    """Where an item came from: a judged decision or a moderator action (with the request it
+    belongs to), or an import from another deployment."""
+
+    source: str  # "decision:12", "review:40", "import:2026-12-01T10:00:00"
+    kind: str  # decision | review | import | unknown
+    request_id: int | None
+    detail: str  # "edit by alice", "judged decision", ...
+
+
+def source_episodes(db: Database, sources: Sequence[str]) -> list[SourceEpisode]:
+    """The episodes behind `sources`, in their order; a request that was deleted since has no
+    request id."""
+    ids: dict[str, list[int]] = {"decision": [], "review": []}
+    for source in sources:
+        kind, _, number = source.partition(":")
+        if kind in ids and number.isdigit():
+            ids[kind].append(int(number))
+    with db.session() as session:
+        decisions = dict(
+            session.execute(
+                select(DecisionRow.id, DecisionRow.request_id).where(
+                    DecisionRow.id.in_(ids["decision"])
+                )
+            ).all()
+        )
+        reviews = {
+            a.id: (a.request_id, f"{a.action} by {a.actor}")
+            for a in session.scalars(select(ReviewAction).where(ReviewAction.id.in_(ids["review"])))
+        }
+    found: list[SourceEpisode] = []
+    for source in sources:
+        kind, _, number = source.partition(":")
+        key = int(number) if number.isdigit() else -1
+        if kind == "decision":
+            found.append(SourceEpisode(source, kind, decisions.get(key), "judged decision"))
+        elif kind == "review":
+            request_id, detail = reviews.get(key, (None, "moderator action (gone)"))
+            found.append(SourceEpisode(source, kind, request_id, detail))
+        elif kind == "import":
+            found.append(SourceEpisode(source, kind, None, "imported from another deployment"))
+        else:
+            found.append(SourceEpisode(source, "unknown", None, ""))
+    return found
+
+
+def _summary(row: MemoryItemRow) -> str:
+    return f"{row.phase}: {row.trigger}"[:200]
+
+
+def set_item_disabled(db: Database, item_id: str, disabled: bool, actor: str) -> bool:
+    """Disables (never retrieved, kept) or enables an item; the change is stored with who made
+    it. False when there is no such item."""
+    with db.transaction() as session:
+        row = session.get(MemoryItemRow, item_id)
+        if row is None:
+            return False
+        if row.disabled != disabled:
+            old, new = ("disabled", "enabled") if row.disabled else ("enabled", "disabled")
+            row.disabled = disabled
+            session.add(
+                SettingChange(
+                    key=CHANGE_PREFIX + item_id,
+                    old_value=old,
+                    new_value=new,
+                    actor=actor or "?",
+                    note=_summary(row),
+                )
+            )
+    log.warning("memory item %s %s by %s", item_id, "disabled" if disabled else "enabled", actor)
+    return True
+
+
+def delete_item(db: Database, item_id: str, actor: str) -> MemoryItem | None:
+    """Deletes an item for good; the deletion is stored with who made it and what the item
+    said. The item deleted, or None when there was none."""
+    with db.transaction() as session:
+        row = session.get(MemoryItemRow, item_id)
+        if row is None:
+            return None
+        item = item_from_row(row)
+        session.add(
+            SettingChange(
+                key=CHANGE_PREFIX + item_id,
+                old_value="disabled" if row.disabled else "enabled",
+                new_value=None,
+                actor=actor or "?",
+                note=f"deleted: {_summary(row)}",
+            )
+        )
+        session.delete(row)
+    log.warning("memory item %s deleted by %s", item_id, actor)
+    return item
+
+
+def governance_log(
+    db: Database, item_id: str | None = None, limit: int = 50
+) -> list[SettingChange]:
+    """The latest disables, enables and deletions (of one item, or of all), newest first."""
+    key = CHANGE_PREFIX + item_id if item_id else None
+    stmt = select(SettingChange).order_by(SettingChange.created_at.desc(), SettingChange.id.desc())
+    stmt = stmt.where(
+        SettingChange.key == key if key else SettingChange.key.startswith(CHANGE_PREFIX)
+    )
+    with db.session() as session:
+        return list(session.scalars(stmt.limit(limit)))
 
 
 def distilled(db: Database, sources: Sequence[str]) -> set[str]:
@@ -211,15 +413,16 @@ def judgments_of(db: Database, decision_id: int) -> list[Judgment]:
             .where(JudgmentRow.decision_id == decision_id)
             .order_by(JudgmentRow.id)
         ).all()
-        return [
-            Judgment.model_validate(
-                {
-                    **r.detail,
-                    "kind": r.kind,
-                    "mode": r.mode,
-                    "helpful": r.helpful,
-                    "failed_gate": r.failed_gate,
-                }
-            )
-            for r in rows
-        ]
+        return [judgment_from_row(r) for r in rows]
+
+
+def judgment_from_row(row: JudgmentRow) -> Judgment:
+    return Judgment.model_validate(
+        {
+            **row.detail,
+            "kind": row.kind,
+            "mode": row.mode,
+            "helpful": row.helpful,
+            "failed_gate": row.failed_gate,
+        }
+    )

@@ -195,6 +195,10 @@ def _claim(db: Database, request_id: int) -> tuple[Summons, str, int] | None:
                 Request.id == request_id,
                 Request.state == RequestState.POSTING.value,
                 Request.post_attempts == seen,
+                # Another poster's claim (its lease) still runs: leave the request to it. Without
+                # this, a worker posting right after its decision and the scheduler's `post_due`
+                # could both claim, one after the other, and both post (issue 12 crash test).
+                Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= utcnow()),
             )
             # The holder is named so that a restart on this host can tell a claim its dead
             # predecessor left (made due again at once) from a live process's.

@@ -34,7 +34,9 @@ from bot.report_detail import (
     moderators,
     posted_replies,
     request_rows,
+    transitions,
 )
+from bot.report_notes import NotesSummary, notes_summary
 from bot.summary import CLI_PLATFORM
 from pipeline.records import TIER_RANK, Tier, utcnow
 from storage.db import Database
@@ -121,6 +123,8 @@ class ReportData:
     rows: list[RequestRow] = field(default_factory=list)
     drill: Drill = field(default_factory=Drill)
     checks: ChecksSummary = field(default_factory=ChecksSummary)
+    notes: NotesSummary = field(default_factory=NotesSummary)  # Community Notes written
+    transitions: Counter[str] = field(default_factory=Counter)  # the event log's changes
     charts: dict[str, Markup] = field(default_factory=dict)
 
     @property
@@ -198,6 +202,8 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
             cost=sum(d.cost_usd for r in checks for d in r.decisions),
             rows=request_rows(checks, actions),
         )
+        data.notes = notes_summary(session, since, data.drill)
+        data.transitions = transitions(session, [r.id for r in bot], data.drill)
         return data
 
 
@@ -487,6 +493,10 @@ def _charts(data: ReportData) -> dict[str, Markup]:
     if data.agreement:
         charts["agreement"] = bar_chart(
             data.agreement.most_common(), "Moderator decisions", prefix="agreement"
+        )
+    if data.notes.ratings:
+        charts["notes"] = bar_chart(
+            data.notes.ratings.most_common(), "Submitted notes by rating", prefix="note_rating"
         )
     return charts
 

@@ -15,7 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from storage.models import DecisionRow, Request, ReviewAction
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.models import DecisionRow, Request, RequestEvent, ReviewAction
 
 # Moderator actions that decide a draft (the others leave it open).
 DECIDING = ("approve", "reject")
@@ -202,3 +205,27 @@ class Drill:
 
     def get(self, key: str) -> list[int]:
         return self.ids.get(key, [])
+
+
+def transitions(session: Session, request_ids: Sequence[int], drill: Drill) -> Counter[str]:
+    """Every state change in the requests' event log, counted as "from -> to (actor kind)":
+    how often work was retried, recovered from a dead worker, expired or decided by whom.
+    The requests go into `drill` under "transition:<label>"."""
+    counts: Counter[str] = Counter()
+    if not request_ids:
+        return counts
+    rows = session.execute(
+        select(
+            RequestEvent.request_id,
+            RequestEvent.from_state,
+            RequestEvent.to_state,
+            RequestEvent.actor,
+        )
+        .where(RequestEvent.request_id.in_(list(request_ids)))
+        .order_by(RequestEvent.request_id, RequestEvent.id)
+    )
+    for request_id, from_state, to_state, actor in rows:
+        label = f"{from_state or 'new'} -> {to_state} ({actor.partition(':')[0]})"
+        counts[label] += 1
+        drill.add(f"transition:{label}", request_id)
+    return counts

@@ -35,9 +35,14 @@ def open_runtime(settings: Settings, *, kit: Toolkit | None = None) -> Iterator[
         backoff_s=runtime.db_lock_backoff_s,
     )
     settings = apply_overrides(settings, db)
+    if settings.queue.backend == "procrastinate":
+        # Imported here: an embedded (SQLite) deployment never loads the queue engine.
+        from bot.queue import enqueue_from
+
+        enqueue_from(db, settings)
     kit = kit or Toolkit.build(
         settings.pipeline(),
-        index_path=settings.index_path,
+        database=db.engine,
         store=SqlDocumentStore(db),
         images=SqlImageStore(db),
     )

@@ -13,6 +13,7 @@ idempotent transactions, and a lock error rolls back only the one it hit.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
@@ -23,6 +24,7 @@ from functools import partial
 from types import FrameType
 from typing import TypeVar
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy import select
 
@@ -30,7 +32,9 @@ from adapters.base import Adapter
 from bot import platforms, review
 from bot.config import Settings
 from bot.intake import PollResult, poll
+from bot.leader import Leadership, leadership_for
 from bot.logs import quiet_scheduler_logs
+from bot.memory_learn import schedule_learning
 from bot.posting import post_due
 from bot.runtime import Runtime
 from bot.timelines import PullReport, pull_timelines
@@ -106,6 +110,8 @@ class Bot:
         self.adapters = adapters
         self.worker = Worker(self.settings, self.db, runtime.checker, adapters)
         self._stop = threading.Event()
+        # Procrastinate workers (`factnote worker`) run the checks; this process only enqueues.
+        self.enqueues = self.settings.queue.backend == "procrastinate"
 
     def bot_handles(self) -> dict[str, str]:
         return {spec.name: spec.bot_handle(self.settings) for spec in platforms.specs()}
@@ -179,7 +185,8 @@ class Bot:
         for name in self.adapters:
             report.polls.append(self._step(f"polling {name}", partial(self._poll, name)))
         report.triaged = self._triage()
-        report.processed = self._step("processing requests", self.worker.drain)
+        if not self.enqueues:
+            report.processed = self._step("processing requests", self.worker.drain)
         report.expired, report.posted = self.maintenance()
         report.failed_requests = self._step(
             "counting failures", lambda: failed_since(self.db, started)
@@ -196,22 +203,33 @@ class Bot:
             job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": 60},
         )
         quiet_scheduler_logs(debug=logging.getLogger().isEnabledFor(logging.DEBUG))
+        # Many instances may run on one PostgreSQL database: only the leader polls.
+        leader = leadership_for(
+            self.settings.database_url,
+            retry_s=self.settings.queue.leader_retry_s,
+            on_elected=partial(self._poll_now, scheduler),
+        )
         for name, adapter in self.adapters.items():
             section = getattr(self.settings, name, None)
             interval = getattr(section, "poll_interval_s", 60.0)
             scheduler.add_job(
-                self._job(partial(self.poll_adapter, adapter.name)),
+                self._job(self._led(leader, partial(self.poll_adapter, adapter.name))),
                 "interval",
                 seconds=interval,
                 id=f"poll-{name}",
                 name=f"poll-{name}",
                 next_run_time=utcnow(),
             )
+        if not self.enqueues:
+            scheduler.add_job(
+                self._job(self._drain_until_stopped),
+                "interval",
+                seconds=1,
+                id="drain",
+                name="drain",
+            )
         scheduler.add_job(
-            self._job(self._drain_until_stopped), "interval", seconds=1, id="drain", name="drain"
-        )
-        scheduler.add_job(
-            self.pull_timelines,
+            self._led(leader, self.pull_timelines),
             "interval",
             seconds=self.settings.runtime.timeline_interval_s,
             id="authority-timelines",
@@ -219,14 +237,21 @@ class Bot:
             next_run_time=utcnow(),
         )
         scheduler.add_job(
-            self._job(self.maintenance),
+            self._job(self._led(leader, self.maintenance)),
             "interval",
             seconds=self.settings.runtime.maintenance_interval_s,
             id="maintenance",
             name="maintenance",
         )
+        schedule_learning(
+            scheduler,
+            self.settings,
+            self.runtime.kit.memory,
+            wrap=lambda fn: self._job(self._led(leader, fn)),  # one instance learns
+        )
         self._install_signal_handlers()
         scheduler.start()
+        leader.start()
         log.info(
             "factnote running in %s mode with adapters: %s",
             self.settings.mode,
@@ -235,6 +260,23 @@ class Bot:
         self._stop.wait()
         log.info("stopping: waiting for requests in flight")
         scheduler.shutdown(wait=True)
+        leader.stop()
+
+    def _poll_now(self, scheduler: BackgroundScheduler) -> None:
+        """Just elected: poll now rather than at the next interval."""
+        for name in self.adapters:
+            with contextlib.suppress(JobLookupError):
+                scheduler.modify_job(f"poll-{name}", next_run_time=utcnow())
+
+    @staticmethod
+    def _led(leader: Leadership, fn: Callable[[], object]) -> Callable[[], None]:
+        """A leader-only job: on a standby instance it does nothing."""
+
+        def run() -> None:
+            if leader.is_leader():
+                fn()
+
+        return run
 
     def stop(self) -> None:
         self._stop.set()

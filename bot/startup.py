@@ -62,7 +62,7 @@ def startup_report(settings: Settings, kit: Toolkit) -> StartupReport:
     providers = list(kit.cfg.search.providers)
     documents = len(kit.local_index) if kit.local_index is not None else 0
     report.lines.append(
-        f"search: {', '.join(providers) or 'none'}; local index {settings.index_path} "
+        f"search: {', '.join(providers) or 'none'}; local index in the database "
         f"({documents} documents)"
     )
     if set(providers) <= {"local"}:

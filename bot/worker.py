@@ -64,6 +64,11 @@ class Worker:
         """Stop renewing leases (the process is shutting down)."""
         self._leases.stop()
 
+    def hold(self, request_id: int) -> None:
+        """Keep renewing the lease of a request claimed for this worker elsewhere (a queue
+        job, bot/queue.py) until `process` is done with it."""
+        self._leases.hold(request_id)
+
     def claim_next(self) -> int | None:
         with self.db.transaction() as session:
             request_id = lifecycle.claim(session, self.name, self.settings.runtime.lease_s)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,47 +46,48 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Insert,
+    Table,
+    and_,
+    func,
+    insert,
+    select,
+    true,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.config import AuthorityAccount, AuthorityConfig, LLMConfig
 from pipeline.failures import PipelineFailure
+from pipeline.index_tables import (
+    EmbeddingSizeMismatch,
+    IndexSchemaError,
+    authority_statements,
+    check_embedding_dim,
+    open_index_engine,
+)
 from pipeline.lexical import clean_text, terms
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.prompts import DATA_RULE, cut_text, quote_untrusted
 from pipeline.records import Evidence, EvidenceSource, Stance, Tier
 from pipeline.relevance import Embedder
-from pipeline.sqlite_store import open_store
 
-SCHEMA_VERSION = "1"
 # A token `terms` can never produce: BM25 needs every document to have at least one.
 _EMPTY_DOC_TOKEN = "\x00"  # noqa: S105 - not a secret
 _MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z0-9_])")
 # Names and tags shorter than this are matched case-sensitively ("WHO" is not "who").
 _CASELESS_MIN = 4
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS statements (
-    id INTEGER PRIMARY KEY,
-    platform TEXT NOT NULL,
-    account TEXT NOT NULL,          -- handle, lower-case, without "@"
-    post_id TEXT NOT NULL,
-    text TEXT NOT NULL,
-    created_at TEXT NOT NULL,       -- ISO 8601, UTC
-    created_ts REAL NOT NULL,       -- seconds since the epoch, for the "before" filter
-    url TEXT NOT NULL,
-    terms TEXT NOT NULL,            -- space-joined `lexical.terms`, computed once
-    embedding BLOB NOT NULL,
-    UNIQUE (platform, post_id)
-);
-CREATE INDEX IF NOT EXISTS statements_account ON statements(account, created_ts);
-"""
-
 # bm25s sets its own logger to DEBUG at import, which floods every command's output.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 class AuthorityIndexError(PipelineFailure, RuntimeError):
-    """The statement store cannot be used (unreadable file, other embedding size)."""
+    """The statement store cannot be used (unreadable database, other embedding size)."""
 
     stage = "authority"
 
@@ -204,27 +204,27 @@ def bm25_scores(
 
 
 class AuthorityIndex:
-    """Authority statements in one SQLite file, with their terms and embeddings.
-
-    Safe to use from several threads (one connection behind a lock). Use ":memory:" for a
-    throw-away index (the Task 5 evaluation builds one per rumor).
+    """Authority statements in the `authority_statements` table, with their terms and
+    embeddings. `target` is the main database's Engine, a database URL, or a path for a
+    standalone SQLite store (":memory:" for a throw-away index: the Task 5 evaluation builds
+    one per rumor). Safe to use from several threads.
     """
 
     def __init__(
-        self, path: str | Path, embedder: Embedder, *, cfg: AuthorityConfig | None = None
+        self, target: str | Path | Engine, embedder: Embedder, *, cfg: AuthorityConfig | None = None
     ) -> None:
         self._embedder = embedder
         self._cfg = cfg or AuthorityConfig()
-        self._path = str(path)
         self._lock = threading.RLock()
-        self._conn = open_store(
-            self._path,
-            schema_sql=_SCHEMA,
-            schema_version=SCHEMA_VERSION,
-            embedding_dim=self._embedder.dim,
-            error=AuthorityIndexError,
-            label="authority index",
-        )
+        try:
+            self._engine, self._owned = open_index_engine(target)
+            with self._engine.connect() as connection:
+                check_embedding_dim(connection, "authority", embedder.dim, "authority index")
+        except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
+            raise AuthorityIndexError(
+                f"cannot open the authority index in {target}: {exc}"
+            ) from exc
+        self._where = self._engine.url.render_as_string(hide_password=True)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -236,10 +236,15 @@ class AuthorityIndex:
             batch.setdefault((item.platform, item.post_id), item)
         if not batch:
             return 0
-        with self._lock:
+        table = authority_statements
+        with self._lock, self._engine.connect() as connection:
             known = {
                 (str(p), str(i))
-                for p, i in self._conn.execute("SELECT platform, post_id FROM statements")
+                for p, i in connection.execute(
+                    select(table.c.platform, table.c.post_id).where(
+                        table.c.post_id.in_([post_id for _, post_id in batch])
+                    )
+                )
             }
         fresh = [s for key, s in batch.items() if key not in known]
         if not fresh:
@@ -249,56 +254,58 @@ class AuthorityIndex:
         for item, vector in zip(fresh, vectors, strict=True):
             created = _utc(item.created_at)
             rows.append(
-                (
-                    item.platform,
-                    normalise_handle(item.account),
-                    item.post_id,
-                    item.text,
-                    created.isoformat(),
-                    created.timestamp(),
-                    item.url,
-                    " ".join(terms(item.text)),
-                    vector.astype("<f4").tobytes(),
-                )
+                {
+                    "platform": item.platform,
+                    "account": normalise_handle(item.account),
+                    "post_id": item.post_id,
+                    "text": item.text,
+                    "created_at": created.isoformat(),
+                    "created_ts": created.timestamp(),
+                    "url": item.url,
+                    "terms": " ".join(terms(item.text)),
+                    "embedding": vector.astype("<f4").tobytes(),
+                }
             )
         try:
-            with self._lock, self._conn:
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO statements (platform, account, post_id, text,"
-                    " created_at, created_ts, url, terms, embedding)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
+            with self._lock, self._engine.begin() as connection:
+                check_embedding_dim(
+                    connection, "authority", self._embedder.dim, "authority index", record=True
                 )
-        except sqlite3.Error as exc:
-            raise AuthorityIndexError(f"cannot store statements in {self._path}: {exc}") from exc
+                connection.execute(_insert_ignoring_duplicates(connection, table), rows)
+        except SQLAlchemyError as exc:
+            raise AuthorityIndexError(f"cannot store statements in {self._where}: {exc}") from exc
         return len(rows)
 
     # --- reading ------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        with self._lock:
-            (count,) = self._conn.execute("SELECT count(*) FROM statements").fetchone()
+        with self._lock, self._engine.connect() as connection:
+            count = connection.execute(
+                select(func.count()).select_from(authority_statements)
+            ).scalar_one()
         return int(count)
 
     def accounts(self) -> set[str]:
         """Handles that have at least one stored statement."""
-        with self._lock:
-            rows = self._conn.execute("SELECT DISTINCT account FROM statements").fetchall()
+        with self._lock, self._engine.connect() as connection:
+            rows = connection.execute(select(authority_statements.c.account).distinct()).all()
         return {str(r[0]) for r in rows}
 
     def latest(self, platform: str, account: str) -> Statement | None:
         """The newest stored statement of an account: the cursor for the next timeline pull."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT platform, account, post_id, text, created_at, url FROM statements"
-                " WHERE platform = ? AND account = ? ORDER BY created_ts DESC, id DESC LIMIT 1",
-                (platform, normalise_handle(account)),
-            ).fetchone()
+        table = authority_statements
+        with self._lock, self._engine.connect() as connection:
+            row = connection.execute(
+                select(*_STATEMENT_COLUMNS)
+                .where(table.c.platform == platform, table.c.account == normalise_handle(account))
+                .order_by(table.c.created_ts.desc(), table.c.id.desc())
+                .limit(1)
+            ).first()
         return None if row is None else _statement(row)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        if self._owned:
+            self._engine.dispose()
 
     def __enter__(self) -> AuthorityIndex:
         return self
@@ -319,26 +326,21 @@ class AuthorityIndex:
         limit = self._cfg.k if k is None else k
         if limit <= 0 or (accounts is not None and not accounts):
             return []
-        where: list[str] = []
-        params: list[object] = []
+        table = authority_statements
+        where: list[ColumnElement[bool]] = [true()]
         if accounts is not None:
-            handles = sorted({normalise_handle(a) for a in accounts})
-            where.append(f"account IN ({','.join('?' * len(handles))})")
-            params.extend(handles)
+            where.append(table.c.account.in_(sorted({normalise_handle(a) for a in accounts})))
         if before is not None:
-            where.append("created_ts < ?")
-            params.append(_utc(before).timestamp())
-        sql = (
-            "SELECT platform, account, post_id, text, created_at, url, terms, embedding"  # noqa: S608
-            " FROM statements"
-            + (f" WHERE {' AND '.join(where)}" if where else "")
-            + " ORDER BY created_ts DESC, id DESC"
-        )
+            where.append(table.c.created_ts < _utc(before).timestamp())
         try:
-            with self._lock:
-                rows = self._conn.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise AuthorityIndexError(f"cannot read {self._path}: {exc}") from exc
+            with self._lock, self._engine.connect() as connection:
+                rows = connection.execute(
+                    select(*_STATEMENT_COLUMNS, table.c.terms, table.c.embedding)
+                    .where(and_(*where))
+                    .order_by(table.c.created_ts.desc(), table.c.id.desc())
+                ).all()
+        except SQLAlchemyError as exc:
+            raise AuthorityIndexError(f"cannot read {self._where}: {exc}") from exc
         if not rows:
             return []
         dim = self._embedder.dim
@@ -358,6 +360,26 @@ class AuthorityIndex:
             )
             for rank, i in enumerate(order, start=1)
         ]
+
+
+def _insert_ignoring_duplicates(connection: Connection, table: Table) -> Insert:
+    """An INSERT that skips a post already stored: another process (a second scheduler, a
+    manual pull) may store the same post between our check and our write."""
+    if connection.dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    if connection.dialect.name == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing()
+    return insert(table)
+
+
+_STATEMENT_COLUMNS = (
+    authority_statements.c.platform,
+    authority_statements.c.account,
+    authority_statements.c.post_id,
+    authority_statements.c.text,
+    authority_statements.c.created_at,
+    authority_statements.c.url,
+)
 
 
 def _statement(row: Sequence[object]) -> Statement:

@@ -285,7 +285,9 @@ class _Run:
         """Matches of the post's claims (and the post itself) in the claim index, best first,
         one per stored review."""
         index = self.kit.claim_index
-        if index is None:
+        # An empty index (the bot's database before any import) must cost nothing: no
+        # embedding, no translation call.
+        if index is None or len(index) == 0:
             return []
         known = find_known_claims(
             index,

@@ -67,6 +67,9 @@ class ImportResult:
     records: list[ClaimRecord] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     reviews: int = 0  # ClaimReview objects found, numbered across a page's JSON-LD blocks
+    # The images a review carries (`image_urls`), by `ClaimRecord.key`: fetched and stored
+    # only when asked (`factnote claims import --images`), so a repost is a known claim.
+    images: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _show(value: str, limit: int = 80) -> str:
@@ -279,6 +282,7 @@ def _read_jsonld(data: object, page_url: str | None, result: ImportResult) -> No
             continue
         publisher = review.get("author") or review.get("publisher")
         publisher_url = _url(publisher)
+        images = image_urls(review, item)
         for rating in _ratings(review):
             rating_text = _label(rating.get("alternateName")) or _label(rating.get("name"))
             result.records.append(
@@ -301,6 +305,36 @@ def _read_jsonld(data: object, page_url: str | None, result: ImportResult) -> No
                     source=ClaimSource.CLAIMREVIEW,
                 )
             )
+            if images:
+                result.images[result.records[-1].key] = images
+
+
+MAX_IMAGES = 4  # image URLs kept per review
+
+
+def _image_nodes(value: object) -> list[object]:
+    return value if isinstance(value, list) else [value]
+
+
+def image_urls(review: dict[str, Any], item: dict[str, Any]) -> list[str]:
+    """The http(s) URLs of the images a ClaimReview carries, at most `MAX_IMAGES`: the claim's
+    own `image` (schema.org Thing.image: a URL or an ImageObject), its `appearance` and
+    `firstAppearance` when they are ImageObjects (`contentUrl`, else `url`), then the review's
+    `image`, which publishers often fill with the very picture they debunk."""
+    found: list[object] = [*_image_nodes(item.get("image"))]
+    for key in ("firstAppearance", "appearance"):
+        for node in _image_nodes(item.get(key)):
+            if isinstance(node, dict) and "ImageObject" in _types(node):
+                found.append(node.get("contentUrl") or node.get("url"))
+    found.extend(_image_nodes(review.get("image")))
+    urls: list[str] = []
+    for node in found:
+        if isinstance(node, dict):
+            node = node.get("contentUrl") or node.get("url")
+        url = _url(node)
+        if url and url not in urls and url_problem(url) is None:
+            urls.append(url)
+    return urls[:MAX_IMAGES]
 
 
 def read_jsonld(data: object, page_url: str | None = None) -> ImportResult:

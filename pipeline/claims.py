@@ -4,23 +4,27 @@ Records come from the ClaimReview importers (`pipeline.claimreview`) and from
 `ClaimIndex.add_approved_answer`. Each is a claim as a fact-checker worded it, with the rating
 they gave it, normalised to false / misleading / true / mixed / unrated (`normalise_rating`).
 
-Matching (`ClaimIndex.match`) combines two similarities of the post's claim with each stored
-claim: the cosine of their sentence embeddings and the overlap of their content words (Ochiai:
-shared terms / √(|terms₁|·|terms₂|), on `pipeline.lexical.terms`). Candidates are the best
-dense neighbours plus the best FTS5 matches; each gets
+Matching (`ClaimIndex.match`) combines similarities of the post's claim with each stored
+claim: the cosine of their MiniLM sentence embeddings, the cosine of their multilingual ones
+(`pipeline.multilingual`) and the overlap of their content words (Ochiai: shared terms /
+√(|terms₁|·|terms₂|), on `pipeline.lexical.terms`). Candidates are the best dense neighbours
+plus the best full-text matches (and, for a post not in English, the multilingual model's
+nearest claims); each gets
 
-    score = dense_weight × cosine + (1 − dense_weight) × overlap
+    score = dense_weight × cosine + multilingual_weight × multilingual cosine
+            + (1 − dense_weight − multilingual_weight) × overlap
 
-and a strength: strong (≥ `strong_threshold`: used as evidence automatically), weak
-(≥ `weak_threshold`: shown to moderators) or none, two thresholds as Meedan Check uses them.
-A match that scores strong but negates, reverses, changes a number of or swaps a name in the
-fact-checked claim (`pipeline.polarity`) is demoted to weak, the reason kept in `demoted`;
-`pipeline.known_claims` adds the LLM's confirmation and the cross-language search.
-The defaults were set on hand-written paraphrases of the Task 5 dev rumors
-(`bench/claim_matching_eval.py`, which explains how). Ratings whose review URL belongs to a
-publisher the table rates EXCLUDED are ignored, reviews dated after the as-of time are not
-used (they did not exist yet), and a match whose review (else claim) date is older than
-`max_age_days`, or unknown, is flagged `possibly_outdated`.
+(`fused_score`), or, for a fact-check in another language than the post, the multilingual
+cosine alone, and such a match is at most weak. Each match gets a strength: strong
+(≥ `strong_threshold`: used as evidence automatically), weak (≥ `weak_threshold`: shown to
+moderators) or none, two thresholds as Meedan Check uses them. A match that scores strong but
+negates, reverses, changes a number of or swaps a name in the fact-checked claim
+(`pipeline.polarity`) is demoted to weak, the reason kept in `demoted`;
+`pipeline.known_claims` adds the LLM's confirmation and the cross-language search. The
+defaults are measured in `bench/claim_polarity.py` (see `ClaimsConfig`). Ratings whose review
+URL belongs to a publisher the table rates EXCLUDED are ignored, reviews dated after the as-of
+time are not used (they did not exist yet), and a match whose review (else claim) date is
+older than `max_age_days`, or unknown, is flagged `possibly_outdated`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import sqlite3
 import threading
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -42,13 +45,24 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
+from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.config import ClaimsConfig, GuardConfig
 from pipeline.credibility import PublisherTable
 from pipeline.domains import registrable_domain
 from pipeline.failures import PipelineFailure
 from pipeline.formats import reply_format
+from pipeline.fulltext import claim_ids
+from pipeline.index_tables import (
+    EmbeddingSizeMismatch,
+    IndexSchemaError,
+    check_embedding_dim,
+    claims,
+    open_index_engine,
+)
 from pipeline.lexical import clean_text, terms
+from pipeline.multilingual import Neighbours, base_language, get_multilingual, text_language
 from pipeline.polarity import compare
 from pipeline.ratings import Rating, rating_for_verdict
 from pipeline.records import (
@@ -61,29 +75,13 @@ from pipeline.records import (
     utcnow,
 )
 from pipeline.relevance import Embedder
-from pipeline.search.local_index import fts_query
-from pipeline.sqlite_store import open_store
 from pipeline.urls import canonical_url
 
-SCHEMA_VERSION = "1"
 CANDIDATE_POOL = 50  # dense and lexical candidates each, before exact scoring
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS claims (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,       -- review URL + claim text: one record per review of a claim
-    record_json TEXT NOT NULL,
-    embedding BLOB NOT NULL
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(
-    claim_text, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-"""
 
 
 class ClaimIndexError(PipelineFailure, RuntimeError):
-    """The claim store cannot be used (unreadable file, other embedding size)."""
+    """The claim store cannot be used (unreadable database, other embedding size)."""
 
     stage = "known_claims"
 
@@ -151,6 +149,21 @@ def word_overlap(a: Sequence[str], b: Sequence[str]) -> float:
     return len(sa & sb) / math.sqrt(len(sa) * len(sb))
 
 
+def fused_score(minilm: float, multilingual: float, overlap: float, cfg: ClaimsConfig) -> float:
+    """The match score: the two embedders' cosines and the word overlap, weighted by `cfg`
+    (the overlap gets what the two cosines leave)."""
+    lexical = max(0.0, 1.0 - cfg.dense_weight - cfg.multilingual_weight)
+    return cfg.dense_weight * minilm + cfg.multilingual_weight * multilingual + lexical * overlap
+
+
+def _cross_language(lang: str | None, record: ClaimRecord) -> bool:
+    """Whether a post in `lang` meets a claim worded in another language. The claim's words
+    decide, not the review's `languageCode`: a Spanish review often quotes the claim in
+    English, and then MiniLM compares like with like."""
+    claim_lang = text_language(record.claim_text) or record.language
+    return base_language(lang) != base_language(claim_lang)
+
+
 def strength_of(score: float, cfg: ClaimsConfig) -> MatchStrength:
     if score >= cfg.strong_threshold:
         return MatchStrength.STRONG
@@ -165,17 +178,19 @@ def _utc(value: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class _Matrix:
-    version: tuple[int, int, int]
+    version: tuple[int, int]
     ids: npt.NDArray[np.int64]
     vectors: npt.NDArray[np.float32]
 
 
 class ClaimIndex:
-    """Claim records in one SQLite file with embeddings and an FTS5 index. Thread-safe."""
+    """Claim records in the `claims` table with embeddings and the database's full-text
+    index. `target` is the main database's Engine, a database URL, or a path (":memory:")
+    for a standalone SQLite store. Thread-safe."""
 
     def __init__(
         self,
-        path: str | Path,
+        target: str | Path | Engine,
         embedder: Embedder,
         *,
         cfg: ClaimsConfig | None = None,
@@ -184,18 +199,17 @@ class ClaimIndex:
         self._embedder = embedder
         self.cfg = cfg or ClaimsConfig()
         self._publishers = publishers or PublisherTable.default()
-        self._path = str(path)
         self._lock = threading.RLock()
         self._matrix: _Matrix | None = None
+        self._neighbours: Neighbours | None = None  # multilingual, built on first use
         self._writes = 0
-        self._conn = open_store(
-            self._path,
-            schema_sql=_SCHEMA,
-            schema_version=SCHEMA_VERSION,
-            embedding_dim=self._embedder.dim,
-            error=ClaimIndexError,
-            label="claim index",
-        )
+        try:
+            self._engine, self._owned = open_index_engine(target)
+            with self._engine.connect() as connection:
+                check_embedding_dim(connection, "claims", embedder.dim, "claim index")
+        except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
+            raise ClaimIndexError(f"cannot open the claim index in {target}: {exc}") from exc
+        self._where = self._engine.url.render_as_string(hide_password=True)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -205,38 +219,38 @@ class ClaimIndex:
         batch = {r.key: r for r in records if r.claim_text.strip() and r.review_url.strip()}
         if not batch:
             return 0
-        with self._lock:
-            marks = ",".join("?" * len(batch))
+        with self._lock, self._engine.connect() as connection:
             stored = dict(
-                self._conn.execute(
-                    f"SELECT key, record_json FROM claims WHERE key IN ({marks})",  # noqa: S608
-                    list(batch),
-                ).fetchall()
+                connection.execute(
+                    select(claims.c.key, claims.c.record_json).where(claims.c.key.in_(batch))
+                ).all()
             )
         changed = [r for k, r in batch.items() if stored.get(k) != r.model_dump_json()]
         if not changed:
             return 0
         vectors = self._embedder.encode([clean_text(r.claim_text) or r.claim_text for r in changed])
         try:
-            with self._lock, self._conn:
-                for record, vector in zip(changed, vectors, strict=True):
-                    old = self._conn.execute(
-                        "SELECT id FROM claims WHERE key = ?", (record.key,)
-                    ).fetchone()
-                    if old is not None:
-                        self._conn.execute("DELETE FROM claims_fts WHERE rowid = ?", (old[0],))
-                        self._conn.execute("DELETE FROM claims WHERE id = ?", (old[0],))
-                    cursor = self._conn.execute(
-                        "INSERT INTO claims (key, record_json, embedding) VALUES (?, ?, ?)",
-                        (record.key, record.model_dump_json(), vector.astype("<f4").tobytes()),
-                    )
-                    self._conn.execute(
-                        "INSERT INTO claims_fts (rowid, claim_text) VALUES (?, ?)",
-                        (cursor.lastrowid, record.claim_text),
-                    )
+            with self._lock, self._engine.begin() as connection:
+                check_embedding_dim(
+                    connection, "claims", self._embedder.dim, "claim index", record=True
+                )
+                # A replaced record gets a new id, so a cached matrix never holds a stale row.
+                connection.execute(delete(claims).where(claims.c.key.in_([r.key for r in changed])))
+                connection.execute(
+                    insert(claims),
+                    [
+                        {
+                            "key": record.key,
+                            "claim_text": record.claim_text,
+                            "record_json": record.model_dump_json(),
+                            "embedding": vector.astype("<f4").tobytes(),
+                        }
+                        for record, vector in zip(changed, vectors, strict=True)
+                    ],
+                )
                 self._writes += 1
-        except sqlite3.Error as exc:
-            raise ClaimIndexError(f"cannot store claims in {self._path}: {exc}") from exc
+        except SQLAlchemyError as exc:
+            raise ClaimIndexError(f"cannot store claims in {self._where}: {exc}") from exc
         return len(changed)
 
     def add_approved_answer(
@@ -270,13 +284,13 @@ class ClaimIndex:
     # --- reading ------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        with self._lock:
-            (count,) = self._conn.execute("SELECT count(*) FROM claims").fetchone()
+        with self._lock, self._engine.connect() as connection:
+            count = connection.execute(select(func.count()).select_from(claims)).scalar_one()
         return int(count)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        if self._owned:
+            self._engine.dispose()
 
     def __enter__(self) -> ClaimIndex:
         return self
@@ -285,14 +299,16 @@ class ClaimIndex:
         self.close()
 
     def _dense_matrix(self) -> _Matrix:
-        with self._lock:
-            top, count = self._conn.execute(
-                "SELECT coalesce(max(id), 0), count(*) FROM claims"
-            ).fetchone()
-            version = (self._writes, int(top), int(count))
+        with self._lock, self._engine.connect() as connection:
+            # max(id) grows on every insert or replacement (a replaced record gets a new id),
+            # also by another process, and reads from the primary key alone.
+            top = connection.execute(select(func.coalesce(func.max(claims.c.id), 0))).scalar_one()
+            version = (self._writes, int(top))
             if self._matrix is not None and self._matrix.version == version:
                 return self._matrix
-            rows = self._conn.execute("SELECT id, embedding FROM claims ORDER BY id").fetchall()
+            rows = connection.execute(
+                select(claims.c.id, claims.c.embedding).order_by(claims.c.id)
+            ).all()
         dim = self._embedder.dim
         vectors = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
@@ -305,26 +321,20 @@ class ClaimIndex:
         return matrix
 
     def _candidates(self, text: str, vector: npt.NDArray[np.float32]) -> dict[int, float]:
-        """Candidate ids with their cosine: the nearest neighbours plus the FTS5 matches."""
+        """Candidate ids with their cosine: the nearest neighbours plus the full-text ones."""
         matrix = self._dense_matrix()
         cosines: dict[int, float] = {}
         if len(matrix.ids):
             scores = matrix.vectors @ vector
             for i in np.argsort(-scores, kind="stable")[:CANDIDATE_POOL]:
                 cosines[int(matrix.ids[i])] = float(scores[i])
-        expression = fts_query(clean_text(text))
-        if expression is not None:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT rowid FROM claims_fts WHERE claims_fts MATCH ?"
-                    " ORDER BY bm25(claims_fts) LIMIT ?",
-                    (expression, CANDIDATE_POOL),
-                ).fetchall()
-            position = {int(i): n for n, i in enumerate(matrix.ids)}
-            for (rowid,) in rows:
-                n = position.get(int(rowid))
-                if n is not None and int(rowid) not in cosines:
-                    cosines[int(rowid)] = float(matrix.vectors[n] @ vector)
+        with self._lock, self._engine.connect() as connection:
+            lexical = claim_ids(connection, clean_text(text), CANDIDATE_POOL)
+        position = {int(i): n for n, i in enumerate(matrix.ids)}
+        for rowid in lexical:
+            n = position.get(rowid)
+            if n is not None and rowid not in cosines:
+                cosines[rowid] = float(matrix.vectors[n] @ vector)
         return cosines
 
     def match(
@@ -334,10 +344,13 @@ class ClaimIndex:
         as_of: datetime | None = None,
         limit: int | None = None,
         min_score: float | None = None,
+        lang: str | None = None,
     ) -> list[ClaimMatch]:
         """Stored claims matching `text`, best first: by default the strong and weak ones
         (`min_score` lowers the floor, e.g. 0 for a threshold sweep). Excluded publishers'
-        ratings and reviews dated after `as_of` (default now) are left out."""
+        ratings and reviews dated after `as_of` (default now) are left out. `lang`: the
+        post's language; a record in another one is scored by the multilingual model alone
+        and is at most weak (`_cross_language`)."""
         if not text.strip():
             return []
         when = _utc(as_of) if as_of else utcnow()
@@ -345,36 +358,37 @@ class ClaimIndex:
         vector = self._embedder.encode([clean_text(text) or text])[0]
         try:
             cosines = self._candidates(text, vector)
+            if base_language(lang) != "en":
+                self._add_multilingual_candidates(text, vector, cosines)
             if not cosines:
                 return []
-            marks = ",".join("?" * len(cosines))
-            with self._lock:
-                rows = self._conn.execute(
-                    f"SELECT id, record_json FROM claims WHERE id IN ({marks})",  # noqa: S608
-                    list(cosines),
-                ).fetchall()
-        except sqlite3.Error as exc:
-            raise ClaimIndexError(f"cannot read {self._path}: {exc}") from exc
+            with self._lock, self._engine.connect() as connection:
+                rows = connection.execute(
+                    select(claims.c.id, claims.c.record_json).where(claims.c.id.in_(cosines))
+                ).all()
+        except SQLAlchemyError as exc:
+            raise ClaimIndexError(f"cannot read the claim index in {self._where}: {exc}") from exc
         query_terms = terms(text)
-        weight = self.cfg.dense_weight
+        records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
+        multilingual = self._multilingual(text, records, lang)
         matches: list[ClaimMatch] = []
-        for rowid, payload in rows:
-            record = ClaimRecord.model_validate_json(payload)
+        for rowid, record in records.items():
             if record.date is not None and _utc(record.date) > when:
                 continue
             if self._excluded(record):
                 continue
-            dense = max(0.0, min(1.0, cosines[int(rowid)]))
+            dense = max(0.0, min(1.0, cosines[rowid]))
             overlap = word_overlap(query_terms, terms(record.claim_text))
-            score = weight * dense + (1.0 - weight) * overlap
+            cross = _cross_language(lang, record) and rowid in multilingual
+            score = (
+                multilingual[rowid]
+                if cross
+                else fused_score(dense, multilingual.get(rowid, dense), overlap, self.cfg)
+            )
             if score < floor:
                 continue
             age = (when - _utc(record.date)).days if record.date is not None else None
-            strength = strength_of(score, self.cfg)
-            demoted: list[str] = []
-            if strength is MatchStrength.STRONG and self.cfg.polarity_check:
-                demoted = [f"polarity {m}" for m in compare(text, record.claim_text)]
-                strength = MatchStrength.WEAK if demoted else strength
+            strength, demoted = self._strength(text, record, score, cross=cross, lang=lang)
             matches.append(
                 ClaimMatch(
                     record=record,
@@ -390,6 +404,64 @@ class ClaimIndex:
             )
         matches.sort(key=lambda m: (-m.score, m.record.review_url))
         return matches[: limit or self.cfg.max_matches]
+
+    def _add_multilingual_candidates(
+        self, text: str, vector: npt.NDArray[np.float32], cosines: dict[int, float]
+    ) -> None:
+        """A post not in English: the multilingual model's nearest stored claims join the
+        candidates (with their MiniLM cosine, as the others have)."""
+        encoder = get_multilingual()
+        if encoder is None:
+            return
+        matrix = self._dense_matrix()
+        with self._lock:
+            if self._neighbours is None:
+                self._neighbours = Neighbours(encoder)
+            neighbours = self._neighbours
+        position = {int(i): n for n, i in enumerate(matrix.ids)}
+        for rowid in neighbours.nearest(text, matrix.ids.tolist(), self._texts, CANDIDATE_POOL):
+            if rowid not in cosines:
+                cosines[rowid] = float(matrix.vectors[position[rowid]] @ vector)
+
+    def _texts(self, ids: list[int]) -> dict[int, str]:
+        with self._lock, self._engine.connect() as connection:
+            rows = connection.execute(
+                select(claims.c.id, claims.c.claim_text).where(claims.c.id.in_(ids))
+            ).all()
+        return {int(i): clean_text(t) or t for i, t in rows}
+
+    def _strength(
+        self, text: str, record: ClaimRecord, score: float, *, cross: bool, lang: str | None
+    ) -> tuple[MatchStrength, list[str]]:
+        """The match's strength and why a strong score was demoted: a polarity mismatch, or
+        a fact-check in another language (no rule or measurement backs those without a
+        human; `pipeline.known_claims` has the LLM translate the post instead)."""
+        strength = strength_of(score, self.cfg)
+        demoted: list[str] = []
+        if strength is MatchStrength.STRONG and self.cfg.polarity_check:
+            demoted = [f"polarity {m}" for m in compare(text, record.claim_text)]
+        if strength is MatchStrength.STRONG and cross:
+            demoted.append(
+                f"cross-language: the post is in {lang!r}, the fact-check in "
+                f"{record.language or 'an unknown language'!r}; a moderator confirms it"
+            )
+        return (MatchStrength.WEAK if demoted else strength), demoted
+
+    def _multilingual(
+        self, text: str, records: dict[int, ClaimRecord], lang: str | None
+    ) -> dict[int, float]:
+        """The multilingual model's cosine of `text` with each candidate; empty when its weight
+        is 0 and no candidate is in another language, or when its package is missing (the
+        MiniLM cosine then stands in for it)."""
+        wanted = self.cfg.multilingual_weight > 0 or any(
+            _cross_language(lang, r) for r in records.values()
+        )
+        encoder = get_multilingual() if wanted else None
+        if encoder is None or not records:
+            return {}
+        texts = [clean_text(r.claim_text) or r.claim_text for r in records.values()]
+        cosines = encoder.cosines(clean_text(text) or text, texts)
+        return dict(zip(records, cosines, strict=True))
 
     def _excluded(self, record: ClaimRecord) -> bool:
         for url in (record.review_url, record.publisher_site):

@@ -94,6 +94,13 @@ class RelevanceConfig(BaseModel):
     page_threshold: float = 0.35
     passage_threshold: float = 0.34
     passages_per_page: int = 3
+    # Passages of a page the model encodes: those with the best BM25 score against the post and
+    # the search query (`pipeline.prefilter`); 0 encodes every passage. 6: with HealthVer
+    # evidence inside 20-passage pages the extractor is shown 0.586 of it against 0.609 with
+    # every passage encoded (3: 0.520, 4: 0.547, 8: 0.596; bench/calibrate_relevance.py), and
+    # the 20 bench posts keep their decisions with 2.5x fewer passages encoded (at 3 one
+    # verdict changed).
+    prefilter_passages: int = Field(default=6, ge=0)
     # Also score passages against the analysis' research questions (`relevance_texts`); off
     # because topic-level questions let same-topic evidence for other claims through.
     score_questions: bool = False
@@ -164,15 +171,24 @@ class CredibilityConfig(BaseModel):
 class ClaimsConfig(BaseModel):
     """Known-claim matching against imported fact-checks and our own approved answers."""
 
-    # The check path only opens this file when it exists; `factnote claims import` creates it.
+    # The bot keeps claims in its database. This file is a standalone claim index, opened
+    # only when it exists by a pipeline run without the bot's database (and read by
+    # `factnote db import-side-files` as an older deployment's side file).
     path: str = "data/claims.sqlite"
-    # Combined score = dense_weight × cosine + (1 − dense_weight) × word overlap, in [0, 1].
-    # Thresholds set by bench/claim_matching_eval.py on hand-written paraphrases of the Task 5
-    # dev rumors (see that module's docstring): strong = used as evidence automatically,
-    # weak = shown to moderators as a suggestion (as Meedan Check does).
-    # On those 32 paraphrases and 40 negatives: strong 0.775 → precision 1.00, recall 0.44;
-    # weak 0.575 → precision 0.67, recall 0.91.
-    dense_weight: float = 0.95
+    # Score = dense_weight × MiniLM cosine + multilingual_weight × multilingual cosine
+    # (`pipeline.multilingual`, USE multilingual v3) + the rest × word overlap, in [0, 1];
+    # strong = used as evidence automatically, weak = shown to moderators as a suggestion (as
+    # Meedan Check does). A fact-check in another language than the post is scored by the
+    # multilingual cosine alone and is at most weak. On the 940 cases of
+    # bench/claim_polarity.py these defaults give strong-match precision 0.996 with reversals
+    # and paraphrase recall 0.625. Cross-validation there chose about 0.35 / 0.65 / 0.70
+    # (held out: precision 0.992 ± 0.010, recall 0.680 ± 0.098; full set 0.992 / 0.738, half
+    # the same-topic strong matches), but it makes the related claim of
+    # tests/pipeline/test_claims.py ("Lemon water helps you stay hydrated when you have the
+    # flu", 0.728) strong, so it is not the default; see that module.
+    # The weak threshold was set on the Task 5 paraphrases (bench/claim_matching_eval.py).
+    dense_weight: float = Field(default=0.95, ge=0.0, le=1.0)
+    multilingual_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     strong_threshold: float = 0.775
     weak_threshold: float = 0.575
     # A review older than this (by review date, else claim date) is flagged possibly outdated.
@@ -180,10 +196,7 @@ class ClaimsConfig(BaseModel):
     max_matches: int = 5
     # A match scoring strong is demoted to weak when the post negates, reverses (antonym),
     # changes a number of, or swaps a named entity in the fact-checked claim
-    # (`pipeline.polarity`). Off only to measure. On the set of bench/claim_polarity.py (940
-    # cases: exact, reworded, negated, antonym, number, entity, unrelated) at 0.775,
-    # strong-match precision 0.335 → 0.934 and paraphrase recall 0.663 → 0.563; no threshold
-    # reaches 0.99 precision on the cross-validation folds (see that module).
+    # (`pipeline.polarity`). Off only to measure (bench/claim_polarity.py).
     polarity_check: bool = True
     # A deployer's own rating texts (as `factnote claims import` lists the unknown ones) and
     # what they mean; they win over the bundled table (`pipeline/data/ratings.toml`).
@@ -207,7 +220,9 @@ class AuthorityAccount(BaseModel):
 class AuthorityConfig(BaseModel):
     """Authority accounts whose own timelines are evidence (CLEF 2024 Task 5)."""
 
-    # The check path only opens this file when it exists; the timeline pull creates it.
+    # The bot keeps statements in its database. This file is a standalone statement index,
+    # opened only when it exists by a pipeline run without the bot's database (and read by
+    # `factnote db import-side-files` as an older deployment's side file).
     path: str = "data/authority.sqlite"
     accounts: list[AuthorityAccount] = Field(default_factory=list)
     k: int = 5  # statements retrieved per claim (the task's limit)
@@ -255,6 +270,26 @@ class ImagesConfig(BaseModel):
     # at <= 2, unrelated pictures >= 22; see docs/images.md).
     hash_side: int = Field(default=512, ge=32)
     hash_distance: int = Field(default=10, ge=0, le=32)
+    # Two images that both carry text (OCR) are the same picture only if their texts agree at
+    # least this much (token-set ratio; best F1 by 5-fold cross-validation on generated pairs,
+    # held-out precision 0.98, recall 0.90): screenshots of one template are a few pHash bits
+    # apart and look alike to the embedding whatever they say. A pHash hit whose texts differ
+    # is a possible match, not a known claim.
+    text_agreement: float = Field(default=0.71, ge=0.0, le=1.0)
+    # Looser near duplicates (pipeline.image_embedding, EfficientNet-Lite0 on a copy at most
+    # `embedding_side` px), tried when pHash finds nothing: a cosine at least
+    # `embedding_threshold` (best F1 by 5-fold cross-validation on generated pairs after the
+    # text check, bench/image_similarity.py: held-out precision 0.65, recall 0.75) is a
+    # possible match shown to moderators. It counts as a known claim on its own only with
+    # `embedding_auto_match`, which that calibration did not earn (even its precision-first
+    # rule held out 0.96 < 0.98).
+    embedding: bool = True
+    embedding_side: int = Field(default=224, ge=32)
+    embedding_threshold: float = Field(default=0.77, ge=0.0, le=1.0)
+    embedding_auto_match: bool = False
+    # Our own reduced, EXIF-free JPEG copy of each image (longer side at most this), which the
+    # review app shows instead of hot-linking the original; 0 keeps no copy.
+    copy_side: int = Field(default=1024, ge=0)
     # Reverse image search (pipeline.image_search): SerpApi's Google Lens for public image URLs;
     # without a key the stage is skipped (and the image's report says so).
     reverse_search: Literal["none", "google_lens"] = "google_lens"

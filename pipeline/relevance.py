@@ -11,13 +11,14 @@ thresholds in `RelevanceConfig` keep their meaning whatever the model's raw scal
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from pipeline import embedding_onnx
 from pipeline.config import RelevanceConfig
 from pipeline.embedding_onnx import OnnxSentenceEncoder
+from pipeline.prefilter import candidate_passages
 from pipeline.records import Passage
 
 if TYPE_CHECKING:
@@ -47,10 +50,16 @@ class Embedder:
     torch; both give the same L2-normalised vectors."""
 
     def __init__(
-        self, model: SentenceTransformer | OnnxSentenceEncoder, *, batch_size: int = 32
+        self,
+        model: SentenceTransformer | OnnxSentenceEncoder,
+        *,
+        batch_size: int = 32,
+        parallel: int = 1,
     ) -> None:
         self._model = model
         self._batch_size = batch_size
+        # How many encode calls may usefully run at once (`ScoringGate`'s capacity).
+        self.parallel = max(1, parallel)
         if isinstance(model, OnnxSentenceEncoder):
             dim: int | None = model.dim
         # sentence-transformers 5 renamed the method; older releases only have the long name.
@@ -63,7 +72,11 @@ class Embedder:
         self._dim = int(dim)
         # torch modules are not guaranteed re-entrant; concurrent pipeline workers share one
         # model, so calls into it are serialised (a single forward pass already uses all cores).
-        self._lock = threading.Lock()
+        # ONNX Runtime's Run is thread-safe (microsoft/onnxruntime#19301): one-thread sessions
+        # run side by side, one per core.
+        self._lock: AbstractContextManager[Any] = (
+            nullcontext() if isinstance(model, OnnxSentenceEncoder) else threading.Lock()
+        )
 
     @property
     def dim(self) -> int:
@@ -144,7 +157,12 @@ def get_embedder(cfg: RelevanceConfig) -> Embedder:
         cached = _CACHE.get(key)
         if cached is None:
             onnx = _load_onnx(path, cfg)
-            cached = Embedder(onnx if onnx is not None else _load_model(path, cfg.device))
+            if onnx is not None:
+                cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+                side_by_side = cores // cfg.onnx_threads if cfg.onnx_threads > 0 else 1
+                cached = Embedder(onnx, batch_size=embedding_onnx.CPU_BATCH, parallel=side_by_side)
+            else:
+                cached = Embedder(_load_model(path, cfg.device))
             _CACHE[key] = cached
         return cached
 
@@ -155,8 +173,6 @@ def _load_onnx(path: str, cfg: RelevanceConfig) -> OnnxSentenceEncoder | None:
     reproduce, or an export that failed under "auto")."""
     if cfg.backend == "torch" or cfg.device != "cpu":
         return None
-    from pipeline import embedding_onnx
-
     model_dir = Path(path)
     if not embedding_onnx.supported(model_dir):
         if cfg.backend == "onnx":
@@ -312,11 +328,59 @@ class PageScore:
 class EncodedPage:
     """A page's passages and their embeddings: enough to score it against any query texts
     later without running the model again (the head start encodes pages before the claims
-    are known)."""
+    are known). With the lexical pre-filter (`pipeline.prefilter`) only some of the page's
+    passages are here; `positions` holds each one's place among all of them."""
 
     url: str
     passages: list[str]
     vectors: FloatMatrix
+    positions: list[int] | None = None  # None: every passage of the page, in order
+
+    def position(self, i: int) -> int:
+        return i if self.positions is None else self.positions[i]
+
+
+class PassageCache:
+    """Embeddings of recently encoded passages, by a hash of the passage text.
+
+    A viral claim brings the same debunks up for post after post, and the embedding model is
+    most of the pipeline's own compute, so a passage is encoded once while it stays among the
+    `size` most recently used. Cached by passage rather than by page because the pre-filter
+    picks a different few passages of the same page for a different post. 1.5 KB a passage.
+    """
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[bytes, FloatMatrix] = OrderedDict()
+
+    @staticmethod
+    def key(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+    def get(self, text: str) -> FloatMatrix | None:
+        """The passage's vector, or None when it is not cached."""
+        key = self.key(text)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, texts: Sequence[str], vectors: FloatMatrix) -> None:
+        if self._size <= 0:
+            return
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                key = self.key(text)
+                self._items[key] = vector
+                self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
 
 
 def encode_page(
@@ -327,63 +391,48 @@ def encode_page(
     *,
     turn: Callable[[], AbstractContextManager[bool]] | None = None,
     chunk: int = ENCODE_CHUNK,
+    focus: Sequence[str] = (),
+    cache: PassageCache | None = None,
 ) -> EncodedPage | None:
     """Split `text` into passages and encode them, `chunk` passages at a time.
+
+    Given `focus` (the post's texts, the search query), only the `cfg.prefilter_passages`
+    passages that share the most words with it are encoded (`pipeline.prefilter`). Passages in
+    `cache` are not encoded again, and the new ones are added to it.
 
     Each chunk is encoded inside `turn()` when given: a context manager that waits for the
     model and yields whether the page is still wanted (False: stop, return None). Giving the
     model back between chunks lets a more urgent page in (a long page takes most of a second).
     """
     passages = split_passages(text, cfg.passage_words)
-    parts: list[FloatMatrix] = []
-    for start in range(0, len(passages), max(1, chunk)):
-        piece = passages[start : start + max(1, chunk)]
+    positions = None
+    if focus and cfg.prefilter_passages > 0 and len(passages) > cfg.prefilter_passages:
+        positions = candidate_passages(passages, focus, cfg.prefilter_passages)
+        passages = [passages[i] for i in positions]
+    rows: dict[int, FloatMatrix] = {}
+    for i, passage in enumerate(passages):
+        vector = cache.get(passage) if cache is not None else None
+        if vector is not None:
+            rows[i] = vector
+    missing = [i for i in range(len(passages)) if i not in rows]
+    step = max(1, chunk)
+    for start in range(0, len(missing), step):
+        wanted_rows = missing[start : start + step]
+        piece = [passages[i] for i in wanted_rows]
         if turn is None:
-            parts.append(embedder.encode(piece))
-            continue
-        with turn() as wanted:
-            if not wanted:
-                return None
-            parts.append(embedder.encode(piece))
-    vectors = np.vstack(parts) if parts else embedder.encode([])
-    return EncodedPage(url=url, passages=passages, vectors=vectors)
-
-
-class PassageCache:
-    """Encoded passages of recently scored page texts, by text hash.
-
-    A viral claim brings the same debunks up for post after post, and encoding a long page is
-    most of the pipeline's own compute (about 0.4 s for 1,600 words on two CPU cores), so a page
-    is encoded once while it stays among the `size` most recently used. About 30 KB a page.
-    """
-
-    def __init__(self, size: int = 512) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._items: OrderedDict[tuple[str, int, int], EncodedPage] = OrderedDict()
-
-    def get(self, text_hash: str, text: str, url: str, cfg: RelevanceConfig) -> EncodedPage | None:
-        if not text_hash:
-            return None
-        with self._lock:
-            found = self._items.get((text_hash, len(text), cfg.passage_words))
-            if found is None:
-                return None
-            self._items.move_to_end((text_hash, len(text), cfg.passage_words))
-        return EncodedPage(url=url, passages=found.passages, vectors=found.vectors)
-
-    def put(self, text_hash: str, text: str, cfg: RelevanceConfig, page: EncodedPage) -> None:
-        if not text_hash or self._size <= 0:
-            return
-        with self._lock:
-            self._items[(text_hash, len(text), cfg.passage_words)] = page
-            self._items.move_to_end((text_hash, len(text), cfg.passage_words))
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._items)
+            block = embedder.encode(piece)
+        else:
+            with turn() as wanted:
+                if not wanted:
+                    return None
+                block = embedder.encode(piece)
+        rows.update(zip(wanted_rows, block, strict=True))
+        if cache is not None:
+            cache.put(piece, block)
+    vectors = (
+        np.vstack([rows[i] for i in range(len(passages))]) if passages else embedder.encode([])
+    )
+    return EncodedPage(url=url, passages=passages, vectors=vectors, positions=positions)
 
 
 def score_encoded(page: EncodedPage, queries: FloatMatrix, cfg: RelevanceConfig) -> PageScore:
@@ -399,7 +448,7 @@ def score_encoded(page: EncodedPage, queries: FloatMatrix, cfg: RelevanceConfig)
     page_score = float(scores.max())
     order = sorted(range(len(page.passages)), key=lambda i: (-float(scores[i]), i))
     chosen = [
-        Passage(url=page.url, index=i, text=page.passages[i], score=float(scores[i]))
+        Passage(url=page.url, index=page.position(i), text=page.passages[i], score=float(scores[i]))
         for i in order
         if float(scores[i]) >= cfg.passage_threshold
     ][: cfg.passages_per_page]

@@ -2,9 +2,12 @@
 
 Only caches that are safe to lose live here (the embedding model, HTTP clients, the publisher
 table, the local index, claim index and authority index handles, recently encoded passages);
-everything about one request lives in its own records. The claim and authority indexes are
-opened only when their files exist: the check path never creates them (`factnote claims
-import` and the timeline pull do).
+everything about one request lives in its own records.
+
+The bot passes its main database (`database`): the three indexes are its tables, created by
+the migrations. Without one (the evaluations, the benchmarks, tests), `index_path` is a
+standalone local index, and the claim and authority indexes are opened only when their files
+exist: the check path never creates them (`factnote claims import` and the timeline pull do).
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy import Engine
+
 from pipeline.authority import AuthorityIndex
 from pipeline.claims import ClaimIndex
 from pipeline.config import PipelineConfig
 from pipeline.credibility import PublisherTable
 from pipeline.fetch import DocumentStore, Fetcher
+from pipeline.image_embedding import ImageEmbedder, get_image_embedder
 from pipeline.image_hash import ImageStore, MemoryImageStore
 from pipeline.image_search import ReverseImageSearch, build_reverse_search
 from pipeline.llm import LLMClient
@@ -45,6 +51,7 @@ class Toolkit:
     images: ImageStore = field(default_factory=MemoryImageStore)
     ocr: OcrEngine | None = None
     reverse_images: ReverseImageSearch | None = None  # None: no key, the stage is skipped
+    image_embedder: ImageEmbedder | None = None  # None: pHash only (images.embedding off)
     # Experience memory (pipeline.memory), set by whoever holds the store; None: no memory.
     memory: MemoryBank | None = None
 
@@ -53,6 +60,7 @@ class Toolkit:
         cls,
         cfg: PipelineConfig,
         *,
+        database: Engine | None = None,
         index_path: str | Path | None = None,
         store: DocumentStore | None = None,
         search: TieredSearch | None = None,
@@ -64,16 +72,17 @@ class Toolkit:
     ) -> Toolkit:
         embedder = get_embedder(cfg.relevance)
         publishers = PublisherTable.from_config(cfg.credibility)
-        local = LocalIndex(index_path, embedder=embedder) if index_path else None
+        local_target = database if database is not None else index_path
+        local = LocalIndex(local_target, embedder=embedder) if local_target else None
         if search is None:
             providers = build_providers(cfg.search, local=local)
             search = TieredSearch(providers, publishers)
-        if claim_index is None and Path(cfg.claims.path).is_file():
-            claim_index = ClaimIndex(
-                cfg.claims.path, embedder, cfg=cfg.claims, publishers=publishers
-            )
-        if authority_index is None and Path(cfg.authority.path).is_file():
-            authority_index = AuthorityIndex(cfg.authority.path, embedder, cfg=cfg.authority)
+        claims_at = database if database is not None else _existing(cfg.claims.path)
+        if claim_index is None and claims_at is not None:
+            claim_index = ClaimIndex(claims_at, embedder, cfg=cfg.claims, publishers=publishers)
+        authority_at = database if database is not None else _existing(cfg.authority.path)
+        if authority_index is None and authority_at is not None:
+            authority_index = AuthorityIndex(authority_at, embedder, cfg=cfg.authority)
         return cls(
             cfg=cfg,
             llm=llm or LLMClient(cfg.llm),
@@ -87,6 +96,9 @@ class Toolkit:
             images=images if images is not None else MemoryImageStore(),
             ocr=get_ocr(cfg.images) if cfg.images.ocr else None,
             reverse_images=build_reverse_search(cfg.images),
+            image_embedder=(
+                get_image_embedder(cfg.images.embedding_side) if cfg.images.embedding else None
+            ),
         )
 
     def get_document(self, url: str) -> Document:
@@ -105,3 +117,7 @@ class Toolkit:
         for index in (self.local_index, self.claim_index, self.authority_index):
             if index is not None:
                 index.close()
+
+
+def _existing(path: str) -> str | None:
+    return path if Path(path).is_file() else None

@@ -18,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -376,8 +377,9 @@ class RequestEvent(Base):
 
 class ImageRow(Base):
     """An image seen in a post or carried by a fact-check: stored once by the sha256 of its
-    bytes (only its hashes and where it came from, never the pixels), for near-duplicate
-    lookups (`storage.images.SqlImageStore`)."""
+    bytes (its hashes, embedding, where it came from, and our own reduced, EXIF-free copy for
+    the review app, never the bytes as received), for near-duplicate lookups
+    (`storage.images.SqlImageStore`)."""
 
     __tablename__ = "images"
 
@@ -387,6 +389,15 @@ class ImageRow(Base):
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The fact-check that carries this image (a ClaimRecord as JSON), if any.
     fact_check: Mapped[Any] = mapped_column(JSON, nullable=True)
+    # The learned embedding (float32 bytes, `pipeline.image_embedding`) and its model's name:
+    # vectors of different embedders are never compared.
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    embedder: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # Our clean copy (re-encoded, EXIF-free, reduced) that the review app serves.
+    content: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
+    # The text OCR read in it, if any (matches between pictures saying different things are
+    # only possible ones).
+    ocr_text: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class XNote(Base):

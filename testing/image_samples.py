@@ -148,6 +148,7 @@ ALTERATIONS: dict[str, Callable[[Image.Image], Image.Image]] = {
     "grayscale": lambda image: ImageOps.grayscale(image).convert("RGB"),
     "crop 90%": _crop(0.9),
     "crop 75%": _crop(0.75),
+    "crop 60%": _crop(0.6),
     "caption bar": _caption_bar,
     "border": lambda image: ImageOps.expand(image, border=image.width // 10, fill="black"),
     "mirror": ImageOps.mirror,

@@ -76,11 +76,26 @@ TIERS = {
 }
 
 
-def build_index(path: Path) -> Path:
-    with LocalIndex(path) as idx:
+def build_index(target: Path | str) -> Path | str:
+    """Fill the local index with `DOCS`: a standalone index file (a path), or the local index
+    table of a bot's main database (a URL), migrated first as the bot would."""
+    if isinstance(target, str) and "://" in target:
+        from storage.db import Database  # only callers that run the bot need the migrations
+
+        db = Database(target)
+        try:
+            _fill(LocalIndex(db.engine))
+        finally:
+            db.dispose()
+    else:
+        _fill(LocalIndex(target))
+    return target
+
+
+def _fill(index: LocalIndex) -> None:
+    with index:
         for url, html in DOCS.items():
-            idx.add(extract_document(url, html, "text/html"))
-    return path
+            index.add(extract_document(url, html, "text/html"))
 
 
 def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> Toolkit:

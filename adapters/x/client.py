@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import requests
 import tweepy
 from requests.adapters import HTTPAdapter
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from adapters.base import PlatformError, RateBudget, RateLimited
 from adapters.x.api import TweetPage, parse
@@ -30,6 +31,8 @@ from adapters.x.budgets import budget_of, reset_at
 from adapters.x.errors import describe, forbidden, status_of
 
 T = TypeVar("T")
+# What is retried: X's 5xx answers and connections dropped or timed out on the way.
+_SERVER_TROUBLE = (tweepy.TwitterServerError, requests.ConnectionError, requests.Timeout)
 
 
 @dataclass(frozen=True)
@@ -133,28 +136,31 @@ class XClient:
         Retrying a reply is safe: if the first attempt did land, X refuses the identical text
         as duplicate content, which surfaces as `DuplicateReply`.
         """
-        attempt = 0
-        while True:
-            try:
-                return fn()
-            except (tweepy.TwitterServerError, requests.ConnectionError, requests.Timeout) as exc:
-                if attempt >= self._server_retries:
-                    raise PlatformError(
-                        f"X {what}: server error after {attempt + 1} attempts: {describe(exc)}",
-                        retryable=True,
-                        status=status_of(exc),
-                    ) from exc
-                self._sleep(self._backoff_s * 2**attempt)
-                attempt += 1
-            except tweepy.TooManyRequests as exc:
-                reset = reset_at(exc.response.headers)
-                raise RateLimited(f"X {what}: rate limited until {reset}", reset_at=reset) from exc
-            except tweepy.Forbidden as exc:
-                raise forbidden(exc, what, replying=replying) from exc
-            except tweepy.HTTPException as exc:
-                raise PlatformError(
-                    f"X {what}: {describe(exc)}", retryable=False, status=status_of(exc)
-                ) from exc
+        attempts = self._server_retries + 1
+        retrying = Retrying(
+            retry=retry_if_exception_type(_SERVER_TROUBLE),
+            stop=stop_after_attempt(attempts),
+            wait=wait_exponential(multiplier=self._backoff_s),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(fn)
+        except _SERVER_TROUBLE as exc:
+            raise PlatformError(
+                f"X {what}: server error after {attempts} attempts: {describe(exc)}",
+                retryable=True,
+                status=status_of(exc),
+            ) from exc
+        except tweepy.TooManyRequests as exc:
+            reset = reset_at(exc.response.headers)
+            raise RateLimited(f"X {what}: rate limited until {reset}", reset_at=reset) from exc
+        except tweepy.Forbidden as exc:
+            raise forbidden(exc, what, replying=replying) from exc
+        except tweepy.HTTPException as exc:
+            raise PlatformError(
+                f"X {what}: {describe(exc)}", retryable=False, status=status_of(exc)
+            ) from exc
 
     def _record_budget(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         budget = budget_of(response)

@@ -25,7 +25,6 @@ from adapters.base import (
     SocialPost,
     Summons,
     TargetStatus,
-    readable_text,
     storable,
     unreadable_summons,
 )
@@ -39,7 +38,7 @@ from adapters.x.api import (
     TweetPage,
 )
 from adapters.x.client import XClient, XCredentials
-from adapters.x.posts import PERMALINK, PostReader, full_text, snowflake_time, user_of
+from adapters.x.posts import PostReader, snowflake_time, user_of
 
 log = logging.getLogger(__name__)
 
@@ -167,15 +166,9 @@ class MentionReader:
         else:
             status, reason, target = self._target(target_id, page)
         context = {"conversation_id": tweet.conversation_id} if tweet.conversation_id else {}
-        notes: list[str] = []
         return Summons(
             platform="x",
-            id=tweet.id,
-            author=username,
-            author_id=tweet.author_id,
-            text=readable_text(full_text(tweet), notes),
-            created_at=tweet.created_at or snowflake_time(tweet.id),
-            url=PERMALINK.format(username=username or "i", id=tweet.id),
+            **self._posts.fields(tweet, username, []),
             parent_id=parent_id,
             quoted_id=quoted_id,
             reply_context=context,
@@ -185,8 +178,6 @@ class MentionReader:
             # in_reply_to_user_id is the parent's author: the mention answers one of our posts.
             replies_to_bot=parent_id is not None
             and tweet.in_reply_to_user_id == self._creds.bot_user_id,
-            author_is_bot=self._posts.is_bot(tweet.author_id, username),
-            notes=notes,
         )
 
     def _target(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import UTC, datetime
+from typing import TypedDict
 
 import tweepy
 
@@ -40,6 +41,19 @@ TIMELINE_EXPANSIONS = [
 ]
 
 
+class TweetFields(TypedDict):
+    """What a `SocialPost` and a `Summons` read the same way from a tweet."""
+
+    id: str
+    author: str
+    author_id: str | None
+    text: str
+    created_at: datetime
+    url: str
+    author_is_bot: bool
+    notes: list[str]
+
+
 class PostReader:
     """Reads posts as the bot (`bot_user_id`) sees them; `known_bots` are handles or ids."""
 
@@ -56,6 +70,19 @@ class PostReader:
             return True
         return username.lower() in self._known_bots or (user_id or "") in self._known_bots
 
+    def fields(self, tweet: Tweet, username: str, notes: list[str]) -> TweetFields:
+        """The tweet's own fields; a cut made to its text is added to `notes`."""
+        return TweetFields(
+            id=tweet.id,
+            author=username,
+            author_id=tweet.author_id,
+            text=readable_text(full_text(tweet), notes),
+            created_at=tweet.created_at or snowflake_time(tweet.id),
+            url=PERMALINK.format(username=username or "i", id=tweet.id),
+            author_is_bot=self.is_bot(tweet.author_id, username),
+            notes=notes,
+        )
+
     def post(
         self, tweet: Tweet, includes: Includes, *, fallback_author: User | None = None
     ) -> SocialPost:
@@ -67,18 +94,11 @@ class PostReader:
         if quoted_id is not None and quoted is None and quoted_id in includes.unreadable:
             notes.append(f"quoted post could not be read: {includes.unreadable[quoted_id]}")
         return SocialPost(
-            id=tweet.id,
-            author=username,
-            author_id=tweet.author_id,
-            text=readable_text(full_text(tweet), notes),
-            created_at=tweet.created_at or snowflake_time(tweet.id),
-            url=PERMALINK.format(username=username or "i", id=tweet.id),
+            **self.fields(tweet, username, notes),
             lang=tweet.lang,
             links=_links(tweet),
             media=_media(tweet, includes),
             quoted=self.post(quoted, includes) if quoted is not None else None,
-            author_is_bot=self.is_bot(tweet.author_id, username),
-            notes=notes,
         )
 
     def recent_posts(

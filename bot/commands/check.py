@@ -1,4 +1,9 @@
-"""`factnote check`: run the pipeline on one post, record the decision, print it."""
+"""`factnote check`: run the pipeline on one post, record the decision, print it.
+
+The runtime (the whole pipeline, the LLM client, the database layer) is imported when the
+command runs, not when the module is: `factnote check --help` and a mistyped argument should
+not wait seconds for imports the answer does not need.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,18 @@ import os
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from adapters.base import TargetStatus
-from adapters.local import LocalAdapter
-from bot import lifecycle, platforms
-from bot.config import Settings
-from bot.convert import asked_about, mentions, target_post
 from bot.dates import parse_when
-from bot.runtime import open_runtime
 from pipeline.records import Decision, Platform, Post, utcnow
-from storage.repositories import add_decision, create_cli_request
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 
 def decision_json(decision: Decision, request_id: int | None = None) -> dict[str, Any]:
@@ -92,6 +93,10 @@ def load_post(
 def _summons_target(path: Path, raw: str, bot_handles: Sequence[str]) -> Post | None:
     """The post a summons file asks about, read by the local adapter as an inbox entry is;
     None when the file is not a summons (its text mentions none of our accounts)."""
+    from adapters.base import TargetStatus
+    from adapters.local import LocalAdapter
+    from bot.convert import asked_about, mentions, target_post
+
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -133,6 +138,10 @@ def command(
     json_: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
 ) -> None:
     """Check one post and print the decision (nothing is posted)."""
+    from bot import lifecycle, platforms
+    from bot.runtime import open_runtime
+    from storage.repositories import add_decision, create_cli_request
+
     settings: Settings = ctx.obj
     handles = [spec.bot_handle(settings) for spec in platforms.specs()]
     post = load_post(text, post_json, handles or ("factnote",))

@@ -3,13 +3,15 @@
 `import` reads ClaimReview JSON-LD (an HTML page or a JSON-LD file), Google Fact Check Tools
 `claims:search` JSON, or a URL (fetched with the SSRF-guarded fetcher, its JSON-LD read).
 `match` shows what the pipeline would find for a claim: strong matches (used as evidence),
-weak ones (suggested to moderators), flagged when possibly outdated.
+weak ones (suggested to moderators), flagged when possibly outdated. The claim index is a table
+of the main database unless `--index` names a standalone one.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -18,30 +20,36 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import progress
+from bot.commands.db_open import INDEX_HELP, index_store, missing_file
 from bot.commands.output import say, warn
-from bot.commands.settings import section
+from bot.commands.settings import loaded, section
 from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, RelevanceConfig
+
+IMAGES_HELP = (
+    "Also fetch the images reviews carry (SSRF-guarded) and remember them in the main "
+    "database, so that a repost of one is a known claim."
+)
 
 app = typer.Typer(
     help="Known claims: imported fact-checks and approved answers", no_args_is_help=True
 )
 
 
-def _index_path(ctx: typer.Context, option: Path | None) -> Path:
-    return option if option is not None else Path(section(ctx, "claims", ClaimsConfig).path)
-
-
-def _open(ctx: typer.Context, path: Path) -> Any:
+@contextmanager
+def _open(ctx: typer.Context, option: str | None) -> Iterator[Any]:
     from pipeline.claims import ClaimIndex
     from pipeline.credibility import PublisherTable
     from pipeline.relevance import get_embedder  # loads torch: only when a command runs
 
-    return ClaimIndex(
-        path,
-        get_embedder(section(ctx, "relevance", RelevanceConfig)),
-        cfg=section(ctx, "claims", ClaimsConfig),
-        publishers=PublisherTable.from_config(section(ctx, "credibility", CredibilityConfig)),
-    )
+    with index_store(ctx, option) as target:
+        index = ClaimIndex(
+            target,
+            get_embedder(section(ctx, "relevance", RelevanceConfig)),
+            cfg=section(ctx, "claims", ClaimsConfig),
+            publishers=PublisherTable.from_config(section(ctx, "credibility", CredibilityConfig)),
+        )
+        with index:
+            yield index
 
 
 def _is_url(source: str) -> bool:
@@ -54,7 +62,8 @@ def import_(
     sources: list[str] = typer.Argument(
         ..., help="Files (HTML, JSON-LD, Fact Check API JSON) or URLs."
     ),
-    index: Path | None = typer.Option(None, "--index", help="Claim index file."),
+    index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
+    images: bool = typer.Option(False, "--images", help=IMAGES_HELP),
 ) -> None:
     """Add fact-checks to the claim index; one record per review of a claim. A file or review
     that cannot be imported gets a `failed:` line and the rest are still imported; the exit
@@ -82,9 +91,10 @@ def import_(
         warn(f"failed: {source}: {reason}")
 
     with (
-        _open(ctx, _index_path(ctx, index)) as claims_index,
+        _open(ctx, index) as claims_index,
         Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
         progress.bars(ctx) as bars,
+        _image_store(ctx, images) as image_store,
     ):
         sources_bar = bars.add("sources", len(sources))
         for source in sources_bar.track(sources):
@@ -115,6 +125,8 @@ def import_(
                 continue
             unrated = sum(1 for r in records if r.rating.value == "unrated")
             say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
+            if image_store is not None and result.images:
+                _import_images(ctx, source, records, result.images, (fetcher, image_store), failed)
         total = len(claims_index)
     say(f"claim index holds {total} review(s)")
     if unknown:
@@ -124,6 +136,49 @@ def import_(
             say(f"  {json.dumps(text, ensure_ascii=False)}: {count}")
     if failures:
         raise typer.Exit(1)
+
+
+@contextmanager
+def _image_store(ctx: typer.Context, wanted: bool) -> Iterator[Any]:
+    """The main database's image store when `--images` is given, else None."""
+    if not wanted:
+        yield None
+        return
+    from storage.db import Database
+    from storage.images import SqlImageStore
+
+    settings = loaded(ctx)
+    db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
+    try:
+        yield SqlImageStore(db)
+    finally:
+        db.dispose()
+
+
+def _import_images(
+    ctx: typer.Context,
+    source: str,
+    records: list[Any],
+    urls: dict[str, list[str]],
+    fetcher_and_store: tuple[Any, Any],
+    failed: Callable[[str, str], None],
+) -> None:
+    """Fetch and remember the images `source`'s reviews carry; a failure line per image not
+    taken in."""
+    from pipeline.config import ImagesConfig
+    from pipeline.image_embedding import get_image_embedder
+    from pipeline.image_factchecks import store_fact_check_images
+    from pipeline.ocr import get_ocr
+
+    cfg = section(ctx, "images", ImagesConfig)
+    embedder = get_image_embedder(cfg.embedding_side) if cfg.embedding else None
+    fetcher, store = fetcher_and_store
+    taken = store_fact_check_images(
+        records, urls, fetcher, cfg, store, embedder=embedder, ocr=get_ocr(cfg) if cfg.ocr else None
+    )
+    for reason in taken.failures:
+        failed(source, reason)
+    say(f"{source}: {taken.stored} image(s) of its reviews remembered")
 
 
 IMPORT_BATCH = 256  # records embedded and stored at once when a source holds many
@@ -153,14 +208,17 @@ def match(
         False, "--all", help="Also show candidates below the weak threshold."
     ),
     limit: int = typer.Option(5, "--limit", min=1, help="Most matches to show."),
-    index: Path | None = typer.Option(None, "--index", help="Claim index file."),
+    index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated."""
-    path = _index_path(ctx, index)
-    if not path.is_file():
-        warn(f"no claim index at {path} (add fact-checks with `factnote claims import`)")
+    absent = missing_file(index)
+    if absent is not None:
+        warn(f"no claim index at {absent} (add fact-checks with `factnote claims import`)")
         raise typer.Exit(1)
-    with _open(ctx, path) as claims_index:
+    with _open(ctx, index) as claims_index:
+        if len(claims_index) == 0:
+            warn("the claim index is empty (add fact-checks with `factnote claims import`)")
+            raise typer.Exit(1)
         found = claims_index.match(text, limit=limit, min_score=0.0 if show_all else None)
     if as_json:
         print(json.dumps([m.model_dump(mode="json") for m in found], ensure_ascii=False, indent=2))

@@ -25,8 +25,6 @@ from bot.service import Bot, build_adapters
 from bot.summary import overview
 from pipeline.claimreview import load_file
 from pipeline.claims import ClaimIndex
-from pipeline.credibility import PublisherTable
-from pipeline.relevance import get_embedder
 from storage.models import Request
 from storage.repositories import latest_decision
 
@@ -58,6 +56,8 @@ def command(
     DEMO_DIR.mkdir(parents=True)
     paths = demo_paths()
     settings.database_url = paths["database_url"]
+    # The indexes are tables of that database; the side-file paths only matter to
+    # `factnote db import-side-files`, and are kept inside data/demo/ all the same.
     settings.index_path = paths["index_path"]
     settings.claims.path = paths["claims.path"]
     settings.authority.path = paths["authority.path"]
@@ -69,12 +69,12 @@ def command(
         section.mode = None
         section.enabled = spec.name == "local"
 
-    reviews = _import_claims(settings, examples / "claims")
-    console.print(
-        Text(f"claim index: {reviews} fictional fact-check(s) from {examples / 'claims'}")
-    )
     with open_runtime(settings) as runtime:
-        assert runtime.kit.local_index is not None
+        assert runtime.kit.claim_index is not None and runtime.kit.local_index is not None
+        reviews = _import_claims(runtime.kit.claim_index, examples / "claims")
+        console.print(
+            Text(f"claim index: {reviews} fictional fact-check(s) from {examples / 'claims'}")
+        )
         docs, errors = add_files(runtime.kit.local_index, [examples / "docs"])
         console.print(Text(f"local index: {len(docs)} demo document(s) from {examples / 'docs'}"))
         for error in errors:
@@ -110,20 +110,10 @@ The demo's data stays in data/demo/; with the demo's config every command sees i
   factnote --config {examples}/demo.toml report --out data/demo/report"""
 
 
-def _import_claims(settings: Settings, folder: Path) -> int:
-    """Fill the claim index before the runtime opens it (it opens only an existing file)."""
-    cfg = settings.pipeline()
+def _import_claims(index: ClaimIndex, folder: Path) -> int:
+    """Fill the claim index (a table of the demo's database) before the bot runs."""
     records = [r for path in sorted(folder.glob("*.jsonld")) for r in load_file(path)]
-    index = ClaimIndex(
-        cfg.claims.path,
-        get_embedder(cfg.relevance),
-        cfg=cfg.claims,
-        publishers=PublisherTable.from_config(cfg.credibility),
-    )
-    try:
-        index.add(records)
-    finally:
-        index.close()
+    index.add(records)
     return len(records)
 
 

@@ -53,7 +53,11 @@ def posts(
         raise typer.Exit(2) from exc
     settings = loaded(ctx)
     memory_cfg = settings.memory.model_copy(update={"mode": memory})
-    kit = Toolkit.build(settings.pipeline(), index_path=settings.index_path)
+    from storage.db import Database
+
+    # The deployment's indexes (local, claims, authority) are tables of its database.
+    index_db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
+    kit = Toolkit.build(settings.pipeline(), database=index_db.engine)
     judge_llm = LLMClient(settings.judge.llm_config(settings.llm)) if judge else None
     run = EvalRun(
         checker=Checker(kit),
@@ -72,6 +76,7 @@ def posts(
             results = run.run(items, on_post=lambda _r: bar.advance())
     finally:
         kit.close()
+        index_db.dispose()
     text = report_json(
         results,
         {"data": str(data), "platform": target.value, "judge": judge, "memory": memory},

@@ -12,6 +12,8 @@ runs, not when the CLI starts.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,6 +31,16 @@ from pipeline.config import AuthorityConfig, ClaimsConfig, LLMConfig, RelevanceC
 app = typer.Typer(help="Evaluate retrieval and matching on labelled data", no_args_is_help=True)
 
 
+@contextmanager
+def _reading_data(*errors: type[Exception]) -> Iterator[None]:
+    """Data that cannot be read (one of `errors`) ends the command in one line, exit code 2."""
+    try:
+        yield
+    except errors as exc:
+        warn(f"cannot read the data: {exc}")
+        raise typer.Exit(2) from exc
+
+
 @app.command("authority")
 def authority(
     ctx: typer.Context,
@@ -40,12 +52,9 @@ def authority(
     tag: str = typer.Option("factnote", "--tag", help="Run tag in the TREC file."),
 ) -> None:
     """Score the authority retriever (MAP, R@5), and the verdicts when an LLM is configured."""
-    try:
+    with _reading_data(OSError, TaskFiveFormatError):
         rumors = read_rumors(data)
         gold = read_qrels(qrels)
-    except (OSError, TaskFiveFormatError) as exc:
-        warn(f"cannot read the data: {exc}")
-        raise typer.Exit(2) from exc
     cfg = section(ctx, "authority", AuthorityConfig)
     llm_cfg = section(ctx, "llm", LLMConfig)
     from evaluation.authority import authority_report, run_authority
@@ -90,12 +99,9 @@ def claims(
     """Precision and recall of claim matching at the strong and weak thresholds."""
     from evaluation.claim_matching import evaluate_claims, read_cases
 
-    try:
+    with _reading_data(OSError, ValueError):
         rumors = read_rumors(rumors_file)
         cases = read_cases(data)
-    except (OSError, ValueError) as exc:
-        warn(f"cannot read the data: {exc}")
-        raise typer.Exit(2) from exc
     with progress.bar(ctx, f"matching {len(cases)} cases against {len(rumors)} rumors", None):
         report = evaluate_claims(
             rumors,

@@ -1,13 +1,15 @@
 """`factnote index`: put documents into the local search index and query it.
 
 Files are added under the URL they stand for (given with `--url`, or in a `<file>.meta.json`
-sidecar), so that search results and evidence cite that URL, not a path on this machine.
+sidecar), so that search results and evidence cite that URL, not a path on this machine. The
+index is a table of the main database unless `--index` names a standalone one.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -19,8 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import progress
+from bot.commands.db_open import INDEX_HELP, index_store, missing_file
 from bot.commands.output import say, warn
-from bot.commands.settings import loaded, section
+from bot.commands.settings import section
 from bot.dates import parse_when
 from pipeline import safejson
 from pipeline.config import FetchConfig, RelevanceConfig
@@ -48,14 +51,14 @@ class _Meta:
     title: str | None
 
 
-def _index_path(ctx: typer.Context, option: Path | None) -> Path:
-    return option if option is not None else Path(loaded(ctx).index_path)
-
-
-def _open(ctx: typer.Context, path: Path) -> LocalIndex:
+@contextmanager
+def _open(ctx: typer.Context, option: str | None) -> Iterator[LocalIndex]:
     from pipeline.relevance import get_embedder  # loads torch: only when a command runs
 
-    return LocalIndex(path, embedder=get_embedder(section(ctx, "relevance", RelevanceConfig)))
+    with index_store(ctx, option) as target:
+        embedder = get_embedder(section(ctx, "relevance", RelevanceConfig))
+        with LocalIndex(target, embedder=embedder) as local:
+            yield local
 
 
 def _parse_date(value: str, where: str) -> datetime:
@@ -173,7 +176,7 @@ def add(
         help="Publication date (YYYY-MM-DD is 00:00 UTC); overrides the page's own.",
     ),
     title: str | None = typer.Option(None, "--title", help="Title; overrides the page's own."),
-    index: Path | None = typer.Option(None, "--index", help="Index file (FACTNOTE_INDEX_PATH)."),
+    index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Add files to the index. Without --url, each file needs a `<file>.meta.json` beside it:
     {"url": ..., "published": ..., "title": ...} (published and title optional)."""
@@ -190,7 +193,7 @@ def add(
         raise typer.Exit(1)
     failures = 0
     with (
-        _open(ctx, _index_path(ctx, index)) as local,
+        _open(ctx, index) as local,
         progress.bar(ctx, "indexing", len(files)) as bar,
     ):
         for path in bar.track(files):
@@ -215,14 +218,14 @@ def add(
 def add_url(
     ctx: typer.Context,
     urls: list[str] = typer.Argument(..., help="Pages to fetch and add."),
-    index: Path | None = typer.Option(None, "--index", help="Index file (FACTNOTE_INDEX_PATH)."),
+    index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Fetch pages from the web and add the ones that could be read."""
     from pipeline.fetch import Fetcher
 
     failures = 0
     with (
-        _open(ctx, _index_path(ctx, index)) as local,
+        _open(ctx, index) as local,
         Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
         progress.bar(ctx, "fetching", len(urls)) as bar,
     ):
@@ -249,14 +252,14 @@ def search(
     query: str = typer.Argument(..., help="Free-text query."),
     limit: int = typer.Option(10, "--limit", min=1, help="Most results to show."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    index: Path | None = typer.Option(None, "--index", help="Index file (FACTNOTE_INDEX_PATH)."),
+    index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Search the index as the pipeline does (lexical and dense, fused)."""
-    path = _index_path(ctx, index)
-    if not path.is_file():
-        warn(f"no index at {path} (add documents with `factnote index add`)")
+    absent = missing_file(index)
+    if absent is not None:
+        warn(f"no index at {absent} (add documents with `factnote index add`)")
         raise typer.Exit(1)
-    with _open(ctx, path) as local:
+    with _open(ctx, index) as local:
         results = local.search(query, limit=limit)
     if as_json:
         payload = [r.model_dump(mode="json") for r in results]

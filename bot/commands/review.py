@@ -8,6 +8,8 @@ a senior moderator or an admin decides an escalated item; only an admin flips th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -48,6 +50,26 @@ def _reviewer(db: Database, name: str, *, admin: bool = False) -> Reviewer:
     if admin and not account.is_admin:
         _fail(f"{account.username} is {account.role}: only an admin may change posting")
     return Reviewer(account.username, account.is_senior)
+
+
+@contextmanager
+def _acting_as(
+    ctx: typer.Context,
+    actor: str,
+    *,
+    admin: bool = False,
+    refused: type[Exception] = review.ReviewError,
+    prefix: str = "",
+) -> Iterator[tuple[Database, Reviewer]]:
+    """The database and the `--as` account for one action: the action's refusal (`refused`)
+    ends the command in one line, and the database is closed however it ends."""
+    db = _db(ctx)
+    try:
+        yield db, _reviewer(db, actor, admin=admin)
+    except refused as exc:
+        _fail(f"{prefix}{exc}")
+    finally:
+        db.dispose()
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -229,16 +251,10 @@ def edit(
 ) -> None:
     """Replace the draft; the guard checks the new text (length, URLs only from evidence)."""
     settings: Settings = ctx.obj
-    db = _db(ctx)
-    try:
-        who = _reviewer(db, actor)
+    with _acting_as(ctx, actor) as (db, who):
         report = review.edit(
             db, request_id, text, who, overrides.apply_overrides(settings, db).guard
         )
-    except review.ReviewError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
     if not report.valid:
         typer.echo(f"refused by the guard ({report.length}/{report.limit}):")
         for problem in report.problems:
@@ -256,13 +272,8 @@ def reject(
     actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
     """Reject the draft with a reason; nothing is posted."""
-    db = _db(ctx)
-    try:
-        review.reject(db, request_id, _reviewer(db, actor), reason, note)
-    except review.ReviewError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
+    with _acting_as(ctx, actor) as (db, who):
+        review.reject(db, request_id, who, reason, note)
     typer.echo(f"rejected #{request_id}")
 
 
@@ -274,13 +285,8 @@ def escalate(
     actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
     """Flag for a senior moderator: only a senior moderator or an admin decides it now."""
-    db = _db(ctx)
-    try:
-        review.escalate(db, request_id, _reviewer(db, actor), note)
-    except review.ReviewError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
+    with _acting_as(ctx, actor) as (db, who):
+        review.escalate(db, request_id, who, note)
     typer.echo(f"escalated #{request_id}")
 
 
@@ -293,15 +299,8 @@ def claim(
     take_over: bool = typer.Option(False, "--take-over", help="Take it from whoever has it."),
 ) -> None:
     """Take an item (others see who has it), or assign it to someone."""
-    db = _db(ctx)
-    try:
-        holder = review.claim(
-            db, request_id, _reviewer(db, actor), assignee=to or None, take_over=take_over
-        )
-    except review.ReviewError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
+    with _acting_as(ctx, actor) as (db, who):
+        holder = review.claim(db, request_id, who, assignee=to or None, take_over=take_over)
     typer.echo(f"#{request_id} is claimed by {holder}")
 
 
@@ -312,13 +311,8 @@ def release(
     actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
     """Give a claimed item back to the queue."""
-    db = _db(ctx)
-    try:
-        review.release(db, request_id, _reviewer(db, actor))
-    except review.ReviewError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
+    with _acting_as(ctx, actor) as (db, who):
+        review.release(db, request_id, who)
     typer.echo(f"#{request_id} released")
 
 
@@ -330,14 +324,8 @@ def pause(
     note: str = typer.Option("", "--note", help="Why (shown to everyone)."),
 ) -> None:
     """Stop posting to a platform now: the running bot posts nothing there until `resume`."""
-    db = _db(ctx)
-    try:
-        who = _reviewer(db, actor, admin=True)
+    with _acting_as(ctx, actor, admin=True, refused=overrides.OverrideError) as (db, who):
         changed = overrides.pause(db, platform, who.name, note)
-    except overrides.OverrideError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
     typer.echo(f"posting to {platform} " + ("paused" if changed else "was already paused"))
 
 
@@ -348,14 +336,8 @@ def resume(
     actor: str = typer.Option(..., "--as", help="An admin account."),
 ) -> None:
     """Lift a pause: the replies it held go out at the bot's next posting run."""
-    db = _db(ctx)
-    try:
-        who = _reviewer(db, actor, admin=True)
+    with _acting_as(ctx, actor, admin=True, refused=overrides.OverrideError) as (db, who):
         changed = overrides.resume(db, platform, who.name)
-    except overrides.OverrideError as exc:
-        _fail(exc)
-    finally:
-        db.dispose()
     typer.echo(f"posting to {platform} " + ("resumed" if changed else "was not paused"))
 
 
@@ -368,14 +350,9 @@ def mode(
 ) -> None:
     """Override the mode (all platforms, or one): dry-run stops posting at the next post."""
     key = f"{platform.strip()}.mode" if platform.strip() else "mode"
-    db = _db(ctx)
-    try:
-        who = _reviewer(db, actor, admin=True)
+    refused = overrides.OverrideError
+    with _acting_as(ctx, actor, admin=True, refused=refused, prefix=f"{key}: ") as (db, who):
         parsed = overrides.set_override(db, key, value, who.name)
-    except overrides.OverrideError as exc:
-        _fail(f"{key}: {exc}")
-    finally:
-        db.dispose()
     typer.echo(f"{key} set to {parsed or '(follow global)'}")
 
 

@@ -28,6 +28,8 @@ from bot.metrics import registry_for
 from bot.web import errors
 from bot.web.context import HERE, WebContext, build_templates
 from bot.web.routes import admin, auth, item, ops, queue
+from bot.web.routes import images as image_routes
+from bot.web.routes import memory as memory_routes
 from bot.web.security import SchemeAwareSessions, security_headers
 from pipeline.records import utcnow
 from storage.db import Database
@@ -92,4 +94,6 @@ def create_app(
     errors.install(app)
     for area in (ops, auth, queue, item, admin):
         app.include_router(area.router)
+    app.include_router(memory_routes.router)
+    app.include_router(image_routes.router)
     return app

@@ -14,6 +14,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import review
 from bot.convert import reply_platform
+from bot.lifecycle import Event
+from bot.lifecycle import history as event_log
 from pipeline.records import TIER_RANK, GuardReport, Passage, Platform, Tier, Verdict
 from pipeline.urls import canonical_url
 from storage.db import Database
@@ -513,3 +515,25 @@ def _snapshot(session: Session, evidence: EvidenceRow) -> DocumentRow | None:
             .limit(1)
         ).first()
     return found
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One line of an item's history: a state change from the request's event log
+    (`bot.lifecycle`: from, to, reason and actor) or a moderator's action (`bot.review`)."""
+
+    at: datetime
+    actor: str
+    event: Event | None = None
+    action: ReviewAction | None = None
+
+
+def item_history(session: Session, request_id: int) -> list[HistoryEntry]:
+    """The event log and the moderators' actions of one request, merged in time order."""
+    entries = [HistoryEntry(e.at, e.actor, event=e) for e in event_log(session, request_id)]
+    entries += [
+        HistoryEntry(a.created_at, a.actor, action=a) for a in review.history(session, request_id)
+    ]
+    # sorted() is stable, so rows of one moment keep their log order; an action sorts before
+    # an event of the same moment, as the action is what caused it.
+    return sorted(entries, key=lambda h: (h.at, h.event is not None))

@@ -106,10 +106,12 @@ async def security_headers(
     nonce = secrets.token_urlsafe(16)
     request.state.csp_nonce = nonce
     response = await call_next(request)
-    response.headers["Content-Security-Policy"] = (
+    # A response with a stricter policy of its own keeps it (an image: `default-src 'none'`).
+    response.headers.setdefault(
+        "Content-Security-Policy",
         "default-src 'none'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         f"script-src 'nonce-{nonce}'; form-action 'self'; frame-ancestors 'none'; "
-        "base-uri 'none'"
+        "base-uri 'none'",
     )
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["X-Content-Type-Options"] = "nosniff"

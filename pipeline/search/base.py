@@ -20,7 +20,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 from pydantic import SecretStr
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from pipeline.config import SearchConfig
 from pipeline.failures import PipelineFailure
@@ -225,8 +231,9 @@ class HttpSearchProvider:
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, _Transient) and exc.retry_after is not None:
             return min(exc.retry_after, self._retry.retry_after_cap_s)
-        backoff = self._retry.wait_initial_s * 2 ** (state.attempt_number - 1)
-        return float(min(backoff, self._retry.wait_max_s))
+        policy = self._retry
+        backoff = wait_exponential(multiplier=policy.wait_initial_s, max=policy.wait_max_s)
+        return float(backoff(state))
 
     def _request_json(
         self,
@@ -301,11 +308,10 @@ class HttpSearchProvider:
         return f" ({_redact(body, self._secrets())})" if body else ""
 
 
-class KeyedSearchProvider(HttpSearchProvider):
-    """A provider whose API takes one key from the config (`key_setting`, a `SearchConfig`
-    field), named by its environment variable when it is missing and never shown in errors."""
-
-    key_setting: str = ""
+class ConfiguredSearchProvider(HttpSearchProvider):
+    """A web-search provider built from the search config: `_configure` reads and checks the
+    provider's own settings first (a missing one raises `SearchError` before any client is
+    made), then the HTTP client gets the config's timeout."""
 
     def __init__(
         self,
@@ -314,9 +320,22 @@ class KeyedSearchProvider(HttpSearchProvider):
         client: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
+        self._configure(cfg)
+        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
+
+    def _configure(self, cfg: SearchConfig) -> None:
+        """Read this provider's own settings from `cfg`; raise `SearchError` if one is missing."""
+
+
+class KeyedSearchProvider(ConfiguredSearchProvider):
+    """A provider whose API takes one key from the config (`key_setting`, a `SearchConfig`
+    field), named by its environment variable when it is missing and never shown in errors."""
+
+    key_setting: str = ""
+
+    def _configure(self, cfg: SearchConfig) -> None:
         variable = f"FACTNOTE_SEARCH__{self.key_setting.upper()}"
         self._key = required_secret(getattr(cfg, self.key_setting), self.name, variable)
-        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
 
     @property
     def key(self) -> str:

@@ -5,13 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import httpx
-
 from pipeline.config import SearchConfig
 from pipeline.search.base import (
     KeyedSearchProvider,
     ResultFields,
-    RetryPolicy,
     SearchError,
     as_list,
     parse_published,
@@ -38,16 +35,9 @@ class GoogleSearch(KeyedSearchProvider):
         published=lambda i: _published(i.get("pagemap")),
     )
 
-    def __init__(
-        self,
-        cfg: SearchConfig,
-        *,
-        client: httpx.Client | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        super().__init__(cfg, client=client, retry=retry)  # the key is checked first
+    def _configure(self, cfg: SearchConfig) -> None:
+        super()._configure(cfg)  # the key is checked first
         if not cfg.google_cx:
-            self.close()
             raise SearchError("google: FACTNOTE_SEARCH__GOOGLE_CX is not set")
         self._cx = cfg.google_cx
 

@@ -1,7 +1,8 @@
-"""A search provider over documents kept on this machine, in one SQLite file.
+"""A search provider over documents kept in the main database (`local_documents`).
 
 It serves pages that no web engine has (demo `.example` sites, an operator's own corpus) and
-runs the whole pipeline offline. Ranking is SQLite FTS5 bm25 over title and text; when an
+runs the whole pipeline offline. Ranking is the database's full text over title and text
+(`pipeline.fulltext`: FTS5 bm25 on SQLite, ts_rank on PostgreSQL); when an
 embedder is given, passage embeddings are stored too and the lexical and dense rankings are
 fused by reciprocal-rank fusion, so a paraphrase with no word in common still surfaces.
 The stored `Document` is also what the fetch stage reads for local URLs, via `get`.
@@ -10,62 +11,40 @@ The stored `Document` is also what the fetch stage reads for local URLs, via `ge
 from __future__ import annotations
 
 import hashlib
-import re
-import sqlite3
+import json
 import threading
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy import ColumnElement, Connection, Engine, delete, false, func, insert, or_, select
+from sqlalchemy.exc import ResourceClosedError, SQLAlchemyError
 
 from pipeline.config import RelevanceConfig
-from pipeline.lexical import ENGLISH_STOPWORDS
+from pipeline.fulltext import document_hits, fts5_expression, query_words
+from pipeline.index_tables import (
+    EmbeddingSizeMismatch,
+    IndexSchemaError,
+    check_embedding_dim,
+    local_documents,
+    local_passages,
+    open_index_engine,
+)
 from pipeline.records import Document, SearchResult
 from pipeline.relevance import Embedder, split_passages
 from pipeline.search.base import SearchError
-from pipeline.sqlite_store import open_store
 from pipeline.urls import canonical_url
 
-SCHEMA_VERSION = "1"
 RRF_K = 60  # the constant from Cormack et al. (2009); it damps the weight of the very top ranks
 SNIPPET_CHARS = 300
-MAX_QUERY_TERMS = 32
-
-_TERM = re.compile(r"\w+", re.UNICODE)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id INTEGER PRIMARY KEY,
-    canonical_url TEXT NOT NULL UNIQUE,
-    url_key TEXT NOT NULL,          -- canonical URL without its scheme, for path prefixes
-    host TEXT NOT NULL,
-    domain TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    embedded INTEGER NOT NULL,
-    doc_json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS documents_host ON documents(host);
-CREATE INDEX IF NOT EXISTS documents_domain ON documents(domain);
-CREATE TABLE IF NOT EXISTS passages (
-    id INTEGER PRIMARY KEY,
-    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    embedding BLOB
-);
-CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, idx);
-CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5(
-    title, text, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-"""
 
 
 class LocalIndexError(RuntimeError):
-    """The index file cannot be used (incompatible schema or embedding size, bad document)."""
+    """The index cannot be used (other embedding size, unreadable database, bad document)."""
 
 
 def fts_query(query: str) -> str | None:
@@ -74,14 +53,7 @@ def fts_query(query: str) -> str | None:
     Quoting every word makes FTS5 syntax in the input (`AND`, `*`, `:`, `-`, quotes,
     parentheses, column filters) plain text. None when the query has no word at all.
     """
-    terms = [t.lower() for t in _TERM.findall(query)]
-    # Function words match nearly every document; OR-ing them into an FTS query would turn any
-    # query into "everything", so they are dropped unless nothing else is left.
-    content = [t for t in terms if t not in ENGLISH_STOPWORDS and (len(t) > 1 or t.isdigit())]
-    chosen = list(dict.fromkeys(content or terms))[:MAX_QUERY_TERMS]
-    if not chosen:
-        return None
-    return " OR ".join(f'"{t}"' for t in chosen)
+    return fts5_expression(query_words(query))
 
 
 def _host(url: str) -> str:
@@ -109,15 +81,10 @@ def _url_key(url: str) -> str:
     return canonical_url(url).split("://", 1)[-1]
 
 
-@dataclass(frozen=True)
-class _SiteFilter:
-    sql: str
-    params: tuple[str, ...]
-
-
-def _site_filter(sites: Sequence[str]) -> _SiteFilter | None:
-    """SQL over `documents d` keeping the documents any of `sites` names: a bare host or
-    domain matches the registrable domain or the host; an entry with a path is a URL prefix."""
+def _site_filter(sites: Sequence[str]) -> ColumnElement[bool] | None:
+    """A condition over `local_documents` keeping the documents any of `sites` names: a bare
+    host or domain matches the registrable domain or the host; an entry with a path is a URL
+    prefix."""
     names: list[str] = []
     prefixes: list[str] = []
     for raw in sites:
@@ -133,21 +100,18 @@ def _site_filter(sites: Sequence[str]) -> _SiteFilter | None:
                 names.append(host)
     if not names and not prefixes:
         return None
-    clauses: list[str] = []
-    params: list[str] = []
+    docs = local_documents
+    clauses: list[ColumnElement[bool]] = []
     if names:
-        marks = ",".join("?" * len(names))
-        clauses.append(f"d.domain IN ({marks}) OR d.host IN ({marks})")
-        params += names + names
-    for prefix in prefixes:
-        clauses.append("substr(d.url_key, 1, length(?)) = ?")
-        params += [prefix, prefix]
-    return _SiteFilter("(" + " OR ".join(clauses) + ")", tuple(params))
+        clauses += [docs.c.domain.in_(names), docs.c.host.in_(names)]
+    # substr, not LIKE: a URL's "%" and "_" stay literal on every database.
+    clauses += [func.substr(docs.c.url_key, 1, len(p)) == p for p in prefixes]
+    return or_(false(), *clauses)
 
 
 @dataclass(frozen=True)
 class _DenseMatrix:
-    version: tuple[int, int, int]
+    version: tuple[int, int]
     doc_ids: npt.NDArray[np.int64]  # doc id of each passage row, grouped by document
     passage_ids: npt.NDArray[np.int64]
     vectors: npt.NDArray[np.float32]
@@ -162,19 +126,17 @@ class _Hit:
     fused: float = 0.0
 
 
-# Every SQL string built with an f-string below interpolates only fixed SQL and `?` placeholders
-# (from `_SiteFilter` or a count of ids); values always travel as parameters.
-
-
 class LocalIndex:
-    """A `SearchProvider` over a local SQLite corpus. Safe to search from several threads."""
+    """A `SearchProvider` over the documents in `local_documents`. `target` is the main
+    database's Engine, a database URL, or a path for a standalone SQLite store. Safe to search
+    from several threads."""
 
     name = "local"
     max_sites = 1000
 
     def __init__(
         self,
-        path: str | Path,
+        target: str | Path | Engine,
         embedder: Embedder | None = None,
         *,
         dense_min_score: float | None = None,
@@ -186,20 +148,31 @@ class LocalIndex:
         # stage anyway; letting it in here would only crowd out real lexical hits.
         self._dense_min = defaults.page_threshold if dense_min_score is None else dense_min_score
         self._passage_words = passage_words or defaults.passage_words
-        self._path = str(path)
-        # One connection behind a lock: SQLite work here is short, and the expensive part of a
-        # search (embedding the query, the matrix product) runs outside the lock.
+        # Database work here is short; the expensive part of a search (embedding the query,
+        # the matrix product) runs outside the lock, which guards the cached matrix (and the
+        # one connection of a ":memory:" store).
         self._lock = threading.RLock()
         self._dense: _DenseMatrix | None = None
         self._writes = 0
-        self._conn = open_store(
-            self._path,
-            schema_sql=_SCHEMA,
-            schema_version=SCHEMA_VERSION,
-            embedding_dim=self._embedder.dim if self._embedder else None,
-            error=LocalIndexError,
-            label="local index",
-        )
+        try:
+            self._engine, self._owned = open_index_engine(target)
+            if self._embedder is not None:
+                with self._engine.connect() as connection:
+                    check_embedding_dim(connection, "local", self._embedder.dim, "local index")
+        except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
+            raise LocalIndexError(f"cannot open the local index in {target}: {exc}") from exc
+        self._where = self._engine.url.render_as_string(hide_password=True)
+        self._closed = False
+
+    def _connect(self) -> Connection:
+        if self._closed:  # a disposed engine would quietly open a new pool
+            raise ResourceClosedError(f"the local index in {self._where} is closed")
+        return self._engine.connect()
+
+    def _begin(self) -> AbstractContextManager[Connection]:
+        if self._closed:
+            raise ResourceClosedError(f"the local index in {self._where} is closed")
+        return self._engine.begin()
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -213,10 +186,11 @@ class LocalIndex:
             raise LocalIndexError(f"refusing to index a document without text: {doc.url}")
         key = canonical_url(doc.canonical_url or doc.url)
         content_hash = doc.content_hash or hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT content_hash, embedded FROM documents WHERE canonical_url = ?", (key,)
-            ).fetchone()
+        docs = local_documents
+        with self._lock, self._connect() as connection:
+            row = connection.execute(
+                select(docs.c.content_hash, docs.c.embedded).where(docs.c.canonical_url == key)
+            ).first()
         # An entry stored without embeddings is refreshed once an embedder is available.
         if row is not None and row[0] == content_hash and (row[1] or self._embedder is None):
             return False
@@ -226,66 +200,70 @@ class LocalIndex:
         stored = doc.model_copy(update={"canonical_url": key, "content_hash": content_hash})
         host = _host(doc.url)
         try:
-            with self._lock, self._conn:
-                old = self._conn.execute(
-                    "SELECT id FROM documents WHERE canonical_url = ?", (key,)
-                ).fetchone()
-                if old is not None:
-                    self._conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (old[0],))
-                    self._conn.execute("DELETE FROM documents WHERE id = ?", (old[0],))
-                cursor = self._conn.execute(
-                    "INSERT INTO documents (canonical_url, url_key, host, domain, content_hash,"
-                    " embedded, doc_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        key,
-                        _url_key(key),
-                        host,
-                        _domain(host),
-                        content_hash,
-                        int(vectors is not None),
-                        stored.model_dump_json(),
-                    ),
-                )
-                doc_id = cursor.lastrowid
-                self._conn.execute(
-                    "INSERT INTO documents_fts (rowid, title, text) VALUES (?, ?, ?)",
-                    (doc_id, doc.title, doc.text),
-                )
-                self._conn.executemany(
-                    "INSERT INTO passages (doc_id, idx, text, embedding) VALUES (?, ?, ?, ?)",
+            with self._lock, self._begin() as connection:
+                if self._embedder is not None:
+                    check_embedding_dim(
+                        connection, "local", self._embedder.dim, "local index", record=True
+                    )
+                connection.execute(delete(docs).where(docs.c.canonical_url == key))
+                doc_id = connection.execute(
+                    insert(docs).returning(docs.c.id),
+                    {
+                        "canonical_url": key,
+                        "url_key": _url_key(key),
+                        "host": host,
+                        "domain": _domain(host),
+                        "content_hash": content_hash,
+                        "embedded": vectors is not None,
+                        "title": doc.title,
+                        "text": doc.text,
+                        # The text lives once, in its own column (the full-text source).
+                        "doc_json": stored.model_dump_json(exclude={"text"}),
+                    },
+                ).scalar_one()
+                connection.execute(
+                    insert(local_passages),
                     [
-                        (
-                            doc_id,
-                            i,
-                            text,
-                            None if vectors is None else vectors[i].astype("<f4").tobytes(),
-                        )
+                        {
+                            "doc_id": doc_id,
+                            "idx": i,
+                            "text": text,
+                            "embedding": (
+                                None if vectors is None else vectors[i].astype("<f4").tobytes()
+                            ),
+                        }
                         for i, text in enumerate(passages)
                     ],
                 )
                 self._writes += 1
-        except sqlite3.Error as exc:
-            raise LocalIndexError(f"cannot store {doc.url} in {self._path}: {exc}") from exc
+        except SQLAlchemyError as exc:
+            raise LocalIndexError(f"cannot store {doc.url} in {self._where}: {exc}") from exc
         return True
 
     # --- reading ------------------------------------------------------------------------------
 
     def get(self, url: str) -> Document | None:
         """The stored document for `url` (any spelling with the same canonical URL)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT doc_json FROM documents WHERE canonical_url = ?", (canonical_url(url),)
-            ).fetchone()
-        return None if row is None else Document.model_validate_json(row[0])
+        docs = local_documents
+        with self._lock, self._connect() as connection:
+            row = connection.execute(
+                select(docs.c.doc_json, docs.c.text).where(
+                    docs.c.canonical_url == canonical_url(url)
+                )
+            ).first()
+        return None if row is None else _document(str(row[0]), str(row[1]))
 
     def __len__(self) -> int:
-        with self._lock:
-            (count,) = self._conn.execute("SELECT count(*) FROM documents").fetchone()
+        with self._lock, self._connect() as connection:
+            count = connection.execute(
+                select(func.count()).select_from(local_documents)
+            ).scalar_one()
         return int(count)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._closed = True
+        if self._owned:
+            self._engine.dispose()
 
     def __enter__(self) -> LocalIndex:
         return self
@@ -323,43 +301,29 @@ class LocalIndex:
                 key=lambda h: (-h.fused, h.lexical_rank or big, h.dense_rank or big, h.doc_id),
             )[:limit]
             return self._results(query, ordered)
-        except sqlite3.Error as exc:
-            raise SearchError(f"local: cannot search {self._path}: {exc}") from exc
+        except SQLAlchemyError as exc:
+            raise SearchError(f"local: cannot search {self._where}: {exc}") from exc
 
     def _lexical(
-        self, query: str, site_filter: _SiteFilter | None, pool: int
+        self, query: str, site_filter: ColumnElement[bool] | None, pool: int
     ) -> list[tuple[int, str]]:
-        match = fts_query(query)
-        if match is None:
-            return []
-        where = "documents_fts MATCH ?"
-        params: list[object] = [match]
-        if site_filter is not None:
-            where += f" AND {site_filter.sql}"
-            params += site_filter.params
-        params.append(pool)
-        # Title matches count double: a page titled with the query's words is usually about it.
-        sql = (
-            "SELECT d.id, snippet(documents_fts, 1, '', '', '…', 40) FROM documents_fts"  # noqa: S608
-            " JOIN documents d ON d.id = documents_fts.rowid"
-            f" WHERE {where} ORDER BY bm25(documents_fts, 2.0, 1.0), d.id LIMIT ?"
-        )
-        with self._lock:
-            rows = self._conn.execute(sql, params).fetchall()
-        return [(int(r[0]), str(r[1])) for r in rows]
+        with self._lock, self._connect() as connection:
+            return document_hits(connection, query, pool, site_filter)
 
     def _dense_matrix(self) -> _DenseMatrix:
-        with self._lock:
-            # max(id) and count change on every insert or replacement, also by another process.
-            stamp = self._conn.execute("SELECT coalesce(max(id), 0), count(*) FROM passages")
-            top, count = stamp.fetchone()
-            version = (self._writes, int(top), int(count))
+        passages = local_passages
+        with self._lock, self._connect() as connection:
+            # max(id) grows on every insert or replacement, also by another process, and reads
+            # from the primary key alone (count(*) scanned every embedding: 50 ms at 50k).
+            top = connection.execute(select(func.coalesce(func.max(passages.c.id), 0))).scalar_one()
+            version = (self._writes, int(top))
             if self._dense is not None and self._dense.version == version:
                 return self._dense
-            rows = self._conn.execute(
-                "SELECT id, doc_id, embedding FROM passages WHERE embedding IS NOT NULL"
-                " ORDER BY doc_id, idx"
-            ).fetchall()
+            rows = connection.execute(
+                select(passages.c.id, passages.c.doc_id, passages.c.embedding)
+                .where(passages.c.embedding.is_not(None))
+                .order_by(passages.c.doc_id, passages.c.idx)
+            ).all()
             dim = self._embedder.dim if self._embedder is not None else 0
             vectors = (
                 np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
@@ -374,16 +338,13 @@ class LocalIndex:
             )
             return self._dense
 
-    def _allowed(self, site_filter: _SiteFilter) -> set[int]:
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT d.id FROM documents d WHERE {site_filter.sql}",  # noqa: S608
-                site_filter.params,
-            ).fetchall()
+    def _allowed(self, site_filter: ColumnElement[bool]) -> set[int]:
+        with self._lock, self._connect() as connection:
+            rows = connection.execute(select(local_documents.c.id).where(site_filter)).all()
         return {int(r[0]) for r in rows}
 
     def _dense_search(
-        self, vector: npt.NDArray[np.float32], site_filter: _SiteFilter | None, pool: int
+        self, vector: npt.NDArray[np.float32], site_filter: ColumnElement[bool] | None, pool: int
     ) -> list[tuple[int, str]]:
         dense = self._dense_matrix()
         if len(dense.doc_ids) == 0:
@@ -392,48 +353,47 @@ class LocalIndex:
         # Rows are grouped by document, so each group's maximum is its best passage.
         starts = np.flatnonzero(np.r_[True, dense.doc_ids[1:] != dense.doc_ids[:-1]])
         best = np.maximum.reduceat(scores, starts)
-        allowed = None if site_filter is None else self._allowed(site_filter)
-        candidates = []
-        for group, start in enumerate(starts):
-            doc_id = int(dense.doc_ids[start])
-            if best[group] < self._dense_min or (allowed is not None and doc_id not in allowed):
-                continue
-            candidates.append((-float(best[group]), doc_id, group))
-        candidates.sort()
-        chosen = candidates[:pool]
+        group_docs = dense.doc_ids[starts]
+        keep = best >= self._dense_min
+        if site_filter is not None:
+            keep &= np.isin(group_docs, list(self._allowed(site_filter)))
+        # Whole-array steps, not a loop per document: at 50k passages a Python loop took
+        # most of a search's time (bench/index_scale.py).
+        kept = np.flatnonzero(keep)
+        chosen = kept[np.lexsort((group_docs[kept], -best[kept]))][:pool]
         ends = np.r_[starts[1:], len(scores)]
         passage_ids = [
             int(dense.passage_ids[starts[g] + int(np.argmax(scores[starts[g] : ends[g]]))])
-            for _, _, g in chosen
+            for g in chosen
         ]
         texts = self._passage_texts(passage_ids)
         return [
-            (doc_id, texts.get(pid, ""))
-            for (_, doc_id, _), pid in zip(chosen, passage_ids, strict=True)
+            (int(group_docs[g]), texts.get(pid, ""))
+            for g, pid in zip(chosen, passage_ids, strict=True)
         ]
 
     def _passage_texts(self, ids: Iterable[int]) -> dict[int, str]:
         wanted = list(ids)
         if not wanted:
             return {}
-        marks = ",".join("?" * len(wanted))
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT id, text FROM passages WHERE id IN ({marks})",  # noqa: S608
-                wanted,
-            ).fetchall()
+        passages = local_passages
+        with self._lock, self._connect() as connection:
+            rows = connection.execute(
+                select(passages.c.id, passages.c.text).where(passages.c.id.in_(wanted))
+            ).all()
         return {int(r[0]): _clip(str(r[1])) for r in rows}
 
     def _results(self, query: str, hits: list[_Hit]) -> list[SearchResult]:
         if not hits:
             return []
-        marks = ",".join("?" * len(hits))
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT id, domain, doc_json FROM documents WHERE id IN ({marks})",  # noqa: S608
-                [h.doc_id for h in hits],
-            ).fetchall()
-        by_id = {int(r[0]): (str(r[1]), Document.model_validate_json(r[2])) for r in rows}
+        docs = local_documents
+        with self._lock, self._connect() as connection:
+            rows = connection.execute(
+                select(docs.c.id, docs.c.domain, docs.c.doc_json, docs.c.text).where(
+                    docs.c.id.in_([h.doc_id for h in hits])
+                )
+            ).all()
+        by_id = {int(r[0]): (str(r[1]), _document(str(r[2]), str(r[3]))) for r in rows}
         results: list[SearchResult] = []
         for hit in hits:
             if hit.doc_id not in by_id:  # replaced by a concurrent writer between the queries
@@ -452,6 +412,12 @@ class LocalIndex:
                 )
             )
         return results
+
+
+def _document(doc_json: str, text: str) -> Document:
+    data = json.loads(doc_json)
+    data["text"] = text
+    return Document.model_validate(data)
 
 
 def _clip(text: str) -> str:

@@ -9,16 +9,15 @@ import httpx
 
 from pipeline.config import SearchConfig
 from pipeline.search.base import (
-    HttpSearchProvider,
+    ConfiguredSearchProvider,
     ResultFields,
-    RetryPolicy,
     SearchError,
     as_list,
     parse_published,
 )
 
 
-class SearxngSearch(HttpSearchProvider):
+class SearxngSearch(ConfiguredSearchProvider):
     name = "searxng"
     # SearXNG passes the query to its engines; `site:` and `OR` work on the common ones
     # (Google, Bing, Brave), but a long OR group is where engines start to disagree.
@@ -30,19 +29,12 @@ class SearxngSearch(HttpSearchProvider):
         published=lambda i: parse_published(i.get("publishedDate")),
     )
 
-    def __init__(
-        self,
-        cfg: SearchConfig,
-        *,
-        client: httpx.Client | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
+    def _configure(self, cfg: SearchConfig) -> None:
         base = (cfg.searxng_url or "").strip().rstrip("/")
         if not base:
             raise SearchError("searxng: FACTNOTE_SEARCH__SEARXNG_URL is not set")
         if not base.startswith(("http://", "https://")):
             raise SearchError("searxng: FACTNOTE_SEARCH__SEARXNG_URL must be an http(s) URL")
-        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
         # A private instance may sit behind basic auth given as user:password@ in the URL. The
         # credentials are moved to a header so the URL (logged by httpx) carries none.
         parts = httpx.URL(base)

@@ -6,11 +6,20 @@ from typing import Any, Literal
 
 from alembic import context
 
+from pipeline.index_tables import declared_here
+from pipeline.index_tables import metadata as index_metadata
 from storage.db import DEFAULT_BUSY_TIMEOUT_S, make_engine
 from storage.models import Base, UTCDateTime
 
 config = context.config
-target_metadata = Base.metadata
+# The pipeline's index stores are tables of the same database (`pipeline.index_tables`).
+target_metadata = [Base.metadata, index_metadata]
+
+
+def include_object(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
+    return declared_here(name, type_)
 
 
 def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
@@ -45,6 +54,7 @@ def run_migrations_online() -> None:
             target_metadata=target_metadata,
             render_as_batch=True,
             render_item=render_item,
+            include_object=include_object,
         )
         with context.begin_transaction():
             context.run_migrations()

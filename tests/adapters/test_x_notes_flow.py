@@ -242,7 +242,7 @@ def bot_env(
     tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[FakeNotesApi, Callable[[str], Settings]]]:
     script_happy_path(fake_llm)
-    index = build_index(tmp_path / "index.sqlite")
+    index = build_index(f"sqlite:///{tmp_path / 'factnote.db'}")
     # The evidence pages live on *.example hosts no test can reach; their live check answers
     # 200 for the indexed pages (the check itself is pinned above on a loopback server).
     monkeypatch.setattr(notes, "url_answers_200", lambda cfg: lambda url: "example/" in url)

@@ -245,22 +245,31 @@ def test_a_secret_value_is_never_echoed_in_a_setting_error() -> None:
     assert any("(got 'x')" in line for line in lines)
 
 
-def test_an_enabled_platform_without_credentials_is_one_line(tmp_path: Path) -> None:
-    env = clean_env(tmp_path, FACTNOTE_X__ENABLED="true")
-    result = invoke("run", "--once", env=env)
+@pytest.mark.parametrize(
+    ("setting", "starts", "names"),
+    [
+        pytest.param(
+            {"FACTNOTE_X__ENABLED": "true"},
+            "factnote: error: ",
+            "FACTNOTE_X_BEARER_TOKEN",
+            id="platform-without-credentials",
+        ),
+        pytest.param(
+            {"FACTNOTE_SEARCH__PROVIDERS": '["serper"]'},
+            "factnote: error: search: serper: FACTNOTE_SEARCH__SERPER_API_KEY",
+            "FACTNOTE_SEARCH__PROVIDERS",
+            id="search-provider-without-its-key",
+        ),
+    ],
+)
+def test_an_enabled_part_without_its_secret_is_one_line_naming_the_variable(
+    tmp_path: Path, setting: dict[str, str], starts: str, names: str
+) -> None:
+    result = invoke("run", "--once", env=clean_env(tmp_path, **setting))
     assert result.exit_code == 2, result.output
     [line] = result.stderr.splitlines()
-    assert line.startswith("factnote: error: ")
-    assert "FACTNOTE_X_BEARER_TOKEN" in line
-
-
-def test_an_enabled_search_provider_without_its_key_is_one_line(tmp_path: Path) -> None:
-    env = clean_env(tmp_path, FACTNOTE_SEARCH__PROVIDERS='["serper"]')
-    result = invoke("run", "--once", env=env)
-    assert result.exit_code == 2, result.output
-    [line] = result.stderr.splitlines()
-    assert line.startswith("factnote: error: search: serper: FACTNOTE_SEARCH__SERPER_API_KEY")
-    assert "FACTNOTE_SEARCH__PROVIDERS" in line
+    assert line.startswith(starts)
+    assert names in line
 
 
 def test_a_bug_is_not_dressed_up_as_a_user_mistake() -> None:

@@ -16,12 +16,10 @@ from typer.testing import CliRunner
 from bot import export
 from bot.cli import app
 from bot.export import export_records, write_csv
-from pipeline.records import Decision, DecisionStatus, Evidence, Platform
+from pipeline.records import Evidence
 from storage.db import Database
-from storage.models import DecisionRow, DocumentRow, Request, RequestState, ReviewAction
-from storage.repositories import add_decision, create_cli_request
-from testing.scenarios import POST
-from tests.bot.web.seed import Spec, seed
+from storage.models import DecisionRow, DocumentRow, Request, ReviewAction
+from tests.bot.web.seed import seed, seed_bot_request_and_check_run
 
 runner = CliRunner()
 
@@ -169,13 +167,7 @@ def test_a_retried_request_has_its_actions_on_the_draft_they_judged(db: Database
 
 
 def test_check_runs_are_exported_with_their_origin(db: Database) -> None:
-    seed(db, [Spec("bot", RequestState.DRY_RUN, mode="dry-run")])
-    with db.transaction() as session:
-        add_decision(
-            session,
-            create_cli_request(session, POST),
-            Decision(status=DecisionStatus.NEEDS_LLM, platform=Platform.X, as_of=POST.created_at),
-        )
+    seed_bot_request_and_check_run(db)
     assert [(r.platform, r.origin) for r in export_records(db)] == [
         ("local", "bot"),
         ("cli", "check"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -128,16 +129,17 @@ def test_url_option_needs_exactly_one_file(tmp_path: Path) -> None:
     assert not (tmp_path / "ix").exists()
 
 
-def test_index_path_comes_from_the_environment(
+def test_without_index_option_the_index_is_in_the_main_database_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "250")  # so that the table does not fold the URL
-    index = tmp_path / "env" / "index.sqlite"
-    monkeypatch.setenv("FACTNOTE_INDEX_PATH", str(index))
+    database = tmp_path / "env" / "factnote.db"
+    monkeypatch.setenv("FACTNOTE_DATABASE_URL", f"sqlite:///{database}")
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["add", str(ORPHAN), "--url", "https://hygiene.example/h"])
     assert result.exit_code == 0, result.output
-    assert index.is_file()
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("SELECT count(*) FROM local_documents").fetchone() == (1,)
     assert not (tmp_path / "data").exists()
     table = runner.invoke(app, ["search", "handwashing soap"])
     assert table.exit_code == 0

@@ -174,3 +174,20 @@ def test_recent_decisions_are_judged_once_stored_and_learned_from(
     assert [i.kind for i in memory.index.items] == ["avoid"]
     again = judge_decisions(db, memory, judge, CallLedger())
     assert again.episodes == 0 and fake_llm.calls("memory_distill") == 1
+
+
+def test_a_running_bank_catches_up_with_what_another_process_changed(db: Database) -> None:
+    running = StoredMemory(db, MemoryConfig(), refresh_s=0)
+    command = StoredMemory(db, MemoryConfig())  # `factnote memory import`, say
+    [added] = command.learn(
+        [MemoryItem(phase=Phase.SEARCH, trigger="vaccine claims", strategy="WHO", kind="reuse")],
+        "import:test",
+    )
+    assert [i.id for i, _ in running.search(Phase.SEARCH, "vaccine claims", 3)] == [added.id]
+    command.set_disabled(added.id, True)
+    assert running.search(Phase.SEARCH, "vaccine claims", 3) == []
+    command.delete(added.id)
+    running.refresh()
+    assert running.index.items == []
+    running.record_uses([added.id], added.created)  # nothing to write: it stays deleted
+    assert StoredMemory(db, MemoryConfig()).index.items == []

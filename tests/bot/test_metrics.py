@@ -12,12 +12,10 @@ from sqlalchemy import func, select
 
 from bot.config import load_settings
 from bot.web.app import create_app
-from pipeline.records import Decision, DecisionStatus, Platform, utcnow
+from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Cursor, DecisionRow, LLMCallRow, RateBudgetRow, Request, RequestState
-from storage.repositories import add_decision, create_cli_request
-from testing.scenarios import POST
-from tests.bot.web.seed import Spec, seed
+from tests.bot.web.seed import Spec, seed, seed_bot_request_and_check_run
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -121,13 +119,7 @@ def test_metrics_see_rows_written_by_another_process(
 
 
 def test_check_runs_are_counted_apart_from_bot_requests(db: Database, client: TestClient) -> None:
-    seed(db, [Spec("bot", RequestState.DRY_RUN, mode="dry-run")])
-    with db.transaction() as session:
-        add_decision(
-            session,
-            create_cli_request(session, POST),
-            Decision(status=DecisionStatus.NEEDS_LLM, platform=Platform.X, as_of=POST.created_at),
-        )
+    seed_bot_request_and_check_run(db)
     samples = scrape(client)
     assert samples[("factnote_cli_checks", ())] == 1
     assert samples[("factnote_requests", (("state", "dry_run"),))] == 1

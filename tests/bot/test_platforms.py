@@ -211,7 +211,7 @@ def test_a_registered_platform_runs_end_to_end_under_its_own_rules(
     try:
         settings = PluginSettings(
             database_url=f"sqlite:///{tmp_path / 'factnote.db'}",
-            index_path=str(build_index(tmp_path / "index.sqlite")),
+            index_path=str(build_index(f"sqlite:///{tmp_path / 'factnote.db'}")),
             mode="dry-run",
         )
         settings.local.enabled = False

@@ -72,7 +72,7 @@ def _judge_answer(body: dict[str, Any]) -> Reply:
 def test_eval_posts_runs_replay_judges_and_learns_into_a_copy_of_memory(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    build_index(tmp_path / "index.sqlite")
+    build_index(f"sqlite:///{tmp_path / 'factnote.db'}")
     script_happy_path(fake_llm)
     fake_llm.script("judge", _judge_answer)
     fake_llm.script(

@@ -150,16 +150,24 @@ def test_demo_runs_end_to_end_and_reports_what_needs_an_llm(tmp_path: Path) -> N
     with engine.connect() as conn:
         count = conn.execute(text("SELECT count(*) FROM requests")).scalar()
         replies = conn.execute(text("SELECT count(*) FROM requests WHERE state='dry_run'")).scalar()
+        llm = conn.execute(text("SELECT count(*) FROM requests WHERE state='needs_llm'")).scalar()
+        indexed = [
+            conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
+            for table in ("claims", "local_documents")
+        ]
     engine.dispose()
     assert count == len(list((REPO / "examples/inbox").glob("*.json")))
     # Without an LLM, the posts matching a fictional fact-check get a templated reply.
-    assert replies == 2
+    assert (replies, llm) == (2, 4)
+    # The indexes are tables of the one database: no side files beside it.
+    assert indexed == [3, 6]
+    assert not list((tmp_path / "data/demo").glob("*.sqlite"))
     assert "factcheck-desk.example/checks/northvale-5g-birds" in out
 
 
 def test_sigterm_stops_cleanly_without_half_done_requests(tmp_path: Path) -> None:
     make_inbox(tmp_path, 30)
-    build_index(tmp_path / "index.sqlite")
+    build_index(f"sqlite:///{tmp_path / 'factnote.db'}")
     config = write_config(tmp_path, workers=2)
     with FakeLLM(delay_s=0.3) as fake:
         script(fake)
@@ -196,7 +204,7 @@ def test_sigterm_stops_cleanly_without_half_done_requests(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_sigkill_at_random_moments_never_loses_or_doubles_a_reply(tmp_path: Path) -> None:
     ids = make_inbox(tmp_path, 200)
-    build_index(tmp_path / "index.sqlite")
+    build_index(f"sqlite:///{tmp_path / 'factnote.db'}")
     config = write_config(tmp_path, workers=2)
     rng = random.Random(20261130)
     kills = 0
@@ -241,7 +249,7 @@ def test_the_running_bot_logs_json_transitions_without_scheduler_chatter(tmp_pat
     # Issue 18.6: `run` logged nothing of its work, but a scheduler line every second and a
     # "maximum number of running instances reached" warning whenever a drain ran long.
     ids = make_inbox(tmp_path, 12)
-    build_index(tmp_path / "index.sqlite")
+    build_index(f"sqlite:///{tmp_path / 'factnote.db'}")
     config = write_config(tmp_path, workers=1)
     with FakeLLM(delay_s=0.3) as fake:  # drains last seconds: starts come while one runs
         script(fake)

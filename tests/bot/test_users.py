@@ -324,6 +324,32 @@ def test_review_roles_count_on_the_command_line(
     assert runner.invoke(app, ["review", "show", "99999", "--json"]).exit_code == 1
 
 
+def test_moderator_actions_from_the_command_line_change_the_item_or_fail_in_one_line(
+    cli_env: Database, review_env: dict[str, int]
+) -> None:
+    request_id = review_env["review_x"]
+    rid = str(request_id)
+
+    def review_as(*args: str) -> tuple[int, list[str]]:
+        result = runner.invoke(app, ["review", *args])
+        return result.exit_code, result.output.strip().splitlines()
+
+    assert review_as("claim", rid, "--as", "mod_demo") == (0, [f"#{rid} is claimed by mod_demo"])
+    assert review_as("release", rid, "--as", "mod_demo") == (0, [f"#{rid} released"])
+    code, lines = review_as("edit", rid, "x" * 300, "--as", "mod_demo")
+    assert code == 1 and lines[0].startswith("refused by the guard")
+    code, lines = review_as("reject", rid, "--reason", "no such reason", "--as", "mod_demo")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("factnote review: ")
+    assert _state(cli_env, request_id) == "awaiting_review"
+    assert review_as("reject", rid, "--reason", "other", "--as", "mod_demo") == (
+        0,
+        [f"rejected #{rid}"],
+    )
+    assert _state(cli_env, request_id) == "rejected"
+    code, lines = review_as("mode", "sometimes", "--as", "admin_demo")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("factnote review: mode: ")
+
+
 def test_the_kill_switch_from_the_command_line_is_for_admins(
     cli_env: Database, review_env: dict[str, int]
 ) -> None:

@@ -4,6 +4,7 @@ too old to be used), and how a quoted post's images are labelled."""
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,16 +14,17 @@ from PIL import Image as PILImage
 from pipeline.claims import ClaimRecord, MatchStrength, usable_as_evidence
 from pipeline.config import ClaimsConfig, FetchConfig, ImagesConfig
 from pipeline.fetch import Fetcher
+from pipeline.image_embedding import get_image_embedder
 from pipeline.image_hash import MemoryImageStore
 from pipeline.image_intake import decode
 from pipeline.image_records import DescriptionSource, ImageReport
-from pipeline.images import ImageReader, fact_check_image, unreadable_only
+from pipeline.images import ImageReader, fact_check_image, text_agreement, unreadable_only
 from pipeline.llm import CallLedger
 from pipeline.ocr import get_ocr
 from pipeline.prompts import CUT_MARK
 from pipeline.ratings import Rating
 from pipeline.records import Image, Post
-from testing.image_samples import ALTERATIONS, encode, photo, sentence
+from testing.image_samples import ALTERATIONS, encode, photo, screenshot, sentence
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 
@@ -148,3 +150,147 @@ def test_an_ocr_failure_is_recorded_and_the_image_is_unreadable_not_fatal(
     )
     [report] = result.reports
     assert report.ocr_error is not None and report.described_by is DescriptionSource.NONE
+
+
+def embedding_reader(tmp_path: Path, **cfg: object) -> ImageReader:
+    images = ImagesConfig.model_validate({"local_dir": str(tmp_path), "ocr": False, **cfg})
+    return ImageReader(
+        images,
+        Fetcher(FetchConfig()),
+        store=MemoryImageStore(),
+        max_chars=120,
+        embedder=get_image_embedder(images.embedding_side),
+    )
+
+
+def cropped_repost_of_a_fact_check(tmp_path: Path, read: ImageReader) -> Post:
+    """A fact-checked photo in the store, and a post of it cropped to 75 % (pHash misses it)."""
+    original = photo("china.jpg")
+    record = ClaimRecord(
+        claim_text="This palace burned down last week.",
+        review_url="https://fc.example/palace",
+        rating=Rating.FALSE,
+        review_date=NOW - timedelta(days=3),
+    )
+    taken = decode(encode(original, "JPEG"), ImagesConfig(), "https://fc.example/palace.jpg")
+    assert read.store is not None and read.embedder is not None
+    read.store.add(fact_check_image(taken, record, NOW, embedder=read.embedder))
+    (tmp_path / "crop.png").write_bytes(encode(ALTERATIONS["crop 75%"](original)))
+    return post("wow", Image(source=str(tmp_path / "crop.png")))
+
+
+def test_a_cropped_repost_of_a_fact_checked_photo_is_a_possible_match_for_moderators(
+    tmp_path: Path,
+) -> None:
+    read = embedding_reader(tmp_path)
+    result = read.read_post(cropped_repost_of_a_fact_check(tmp_path, read), CallLedger(), NOW)
+    [report] = result.reports
+    [match] = report.matches
+    assert match.possible and match.fact_check_url == "https://fc.example/palace"
+    assert match.distance > read.cfg.hash_distance
+    assert match.similarity is not None and match.similarity >= read.cfg.embedding_threshold
+    assert result.claim_matches == []  # not the ground of a templated reply
+    [note] = result.notes
+    assert note.startswith("post image 1 may be the image of the fact-check https://fc.example")
+    assert "possible match" in note
+
+
+def test_with_auto_match_an_embedding_hit_on_a_fact_checked_photo_is_a_known_claim(
+    tmp_path: Path,
+) -> None:
+    read = embedding_reader(tmp_path, embedding_auto_match=True)
+    result = read.read_post(cropped_repost_of_a_fact_check(tmp_path, read), CallLedger(), NOW)
+    [match] = result.claim_matches
+    assert match.record.review_url == "https://fc.example/palace"
+    assert match.query.startswith("post image 1 (embedding 0.")
+    assert not result.reports[0].matches[0].possible and result.notes == []
+
+
+def test_every_image_read_is_remembered_with_its_embedding_and_our_jpeg_copy(
+    tmp_path: Path,
+) -> None:
+    read = embedding_reader(tmp_path, copy_side=256)
+    (tmp_path / "flower.png").write_bytes(encode(photo("flower.jpg")))
+    result = read.read_post(
+        post("wow", Image(source=str(tmp_path / "flower.png"))), CallLedger(), NOW
+    )
+    sha = result.reports[0].sha256
+    assert isinstance(read.store, MemoryImageStore) and sha is not None
+    [(stored, _)] = read.store.similar(
+        read.embedder.embed(photo("flower.jpg")),  # type: ignore[union-attr]
+        "efficientnet-lite0-imagenet",
+        0.99,
+    )
+    assert stored.sha256 == sha
+    copy = read.store.content(sha)
+    assert copy is not None and copy.startswith(b"\xff\xd8\xff")
+    with PILImage.open(io.BytesIO(copy)) as shown:
+        assert max(shown.size) == 256 and not shown.getexif()
+
+
+def screenshot_reader(tmp_path: Path, stored: PILImage.Image) -> ImageReader:
+    """A reader with OCR and the embedding, and a fact-checked screenshot stored with the text
+    OCR read in it."""
+    read = embedding_reader(tmp_path, ocr=True)
+    read.ocr = get_ocr(read.cfg)
+    record = ClaimRecord(
+        claim_text="A claim in a screenshot.",
+        review_url="https://fc.example/shot",
+        rating=Rating.FALSE,
+    )
+    taken = decode(encode(stored), ImagesConfig(), "https://fc.example/shot.png")
+    assert read.store is not None
+    read.store.add(fact_check_image(taken, record, NOW, embedder=read.embedder, ocr=read.ocr))
+    return read
+
+
+@pytest.mark.parametrize(
+    ("stored", "by"),
+    [
+        # 14 pHash bits from the posted one, 0.91 alike to the embedding (it does not read).
+        (("Daily Health", "@dh", ["5G spreads it"]), "embedding"),
+        # 8 pHash bits apart: within the pHash distance (bench/image_similarity.py's pairs).
+        (("Local News 24", "@ln24", ["Tap water banned", "from Monday"]), "pHash"),
+    ],
+)
+def test_two_screenshots_of_one_template_saying_different_things_are_no_known_claim(
+    tmp_path: Path, stored: tuple[str, str, list[str]], by: str
+) -> None:
+    read = screenshot_reader(tmp_path, screenshot(*stored))
+    other = screenshot("World Report", "@worldrep", ["Moon landing staged", "says insider"])
+    (tmp_path / "other.png").write_bytes(encode(other))
+    result = read.read_post(post("", Image(source=str(tmp_path / "other.png"))), CallLedger(), NOW)
+    [report] = result.reports
+    assert "Moon landing staged" in report.ocr_text
+    assert result.claim_matches == []
+    if by == "pHash":  # shown to moderators as possible, saying why
+        [match] = report.matches
+        assert match.possible and match.similarity is None
+        assert "the text in them differs" in result.notes[0]
+    else:
+        assert report.matches == [] and result.notes == []
+
+
+def test_a_repost_of_a_fact_checked_screenshot_saying_the_same_is_a_known_claim(
+    tmp_path: Path,
+) -> None:
+    lines = ["Tap water banned", "from Monday"]
+    read = screenshot_reader(tmp_path, screenshot("Local News 24", "@ln24", lines))
+    repost = ALTERATIONS["resize 50% + jpeg q60"](screenshot("Local News 24", "@ln24", lines))
+    (tmp_path / "repost.png").write_bytes(encode(repost))
+    result = read.read_post(post("", Image(source=str(tmp_path / "repost.png"))), CallLedger(), NOW)
+    [match] = result.claim_matches
+    assert match.record.review_url == "https://fc.example/shot"
+    assert not result.reports[0].matches[0].possible
+
+
+def test_text_agreement_reads_past_ocr_noise_and_a_cropped_line_but_not_other_words() -> None:
+    threshold = ImagesConfig().text_agreement
+    shot = "Local News 24\n@ln24\nTap water banned\nfrom Monday\n10:42 AM - Nov 3, 2026"
+    cropped = "ocal News 24\nTap water banned\nfrom Monday"  # a line and a letter cut off
+    other = "World Report\n@worldrep\nMoon landing staged\nsays insider\n10:42 AM - Nov 3, 2026"
+    same = text_agreement(shot, cropped, 4)
+    assert same is not None and same >= threshold
+    differs = text_agreement(shot, other, 4)
+    assert differs is not None and differs < threshold
+    assert text_agreement(shot, "鑫", 4) is None  # one side has no text: no say

@@ -283,36 +283,41 @@ def test_rank_pages_puts_the_relevant_page_first(embedder: Embedder) -> None:
     assert scores[0] > scores[1] + 0.3
 
 
-def test_passage_cache_returns_a_page_encoded_before_under_the_new_url(
-    embedder: Embedder,
-) -> None:
-    cfg = RelevanceConfig()
-    cache = PassageCache(size=2)
-    page = encode_page(embedder, "https://a.example/x", ON_TOPIC, cfg)
-    assert page is not None
-    cache.put("hash-a", ON_TOPIC, cfg, page)
-    again = cache.get("hash-a", ON_TOPIC, "https://mirror.example/x", cfg)
-    assert again is not None and again.url == "https://mirror.example/x"
-    assert again.passages == page.passages and again.vectors is page.vectors
-    # Another passage size splits the text differently: not the same entry.
-    assert cache.get("hash-a", ON_TOPIC, "u", RelevanceConfig(passage_words=40)) is None
-    # Without a text hash nothing is cached.
-    cache.put("", OFF_TOPIC, cfg, page)
-    assert cache.get("", OFF_TOPIC, "u", cfg) is None
+class CountingEmbedder:
+    """The real embedder, counting the texts it is asked to encode."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    def encode(self, texts: list[str]) -> Any:
+        self.texts.extend(texts)
+        return self.inner.encode(texts)
 
 
-def test_passage_cache_forgets_the_least_recently_used_page(embedder: Embedder) -> None:
-    cfg = RelevanceConfig()
+def test_cached_passages_are_not_encoded_again_for_another_page(embedder: Embedder) -> None:
+    cfg = RelevanceConfig(passage_words=40)
+    counting = CountingEmbedder(embedder)
+    cache = PassageCache()
+    first = encode_page(counting, "a", ON_TOPIC, cfg, cache=cache)  # type: ignore[arg-type]
+    both = "\n\n".join([ON_TOPIC, OFF_TOPIC])
+    second = encode_page(counting, "b", both, cfg, cache=cache)  # type: ignore[arg-type]
+    assert first is not None and second is not None
+    # The mirror's first passage came from the cache: only the new one was encoded.
+    assert counting.texts == [ON_TOPIC, OFF_TOPIC]
+    assert second.passages == [ON_TOPIC, OFF_TOPIC]
+    np.testing.assert_allclose(second.vectors, embedder.encode([ON_TOPIC, OFF_TOPIC]), atol=1e-5)
+
+
+def test_passage_cache_forgets_the_least_recently_used_passage(embedder: Embedder) -> None:
     cache = PassageCache(size=2)
-    page = encode_page(embedder, "u", ON_TOPIC, cfg)
-    assert page is not None
-    for key in ("a", "b"):
-        cache.put(key, ON_TOPIC, cfg, page)
-    assert cache.get("a", ON_TOPIC, "u", cfg) is not None  # "a" is now the most recent
-    cache.put("c", ON_TOPIC, cfg, page)
+    vectors = embedder.encode(["a", "b"])
+    cache.put(["a", "b"], vectors)
+    assert cache.get("a") is not None  # "a" is now the most recent
+    cache.put(["c"], embedder.encode(["c"]))
     assert len(cache) == 2
-    assert cache.get("b", ON_TOPIC, "u", cfg) is None
-    assert cache.get("a", ON_TOPIC, "u", cfg) is not None
+    assert cache.get("b") is None
+    assert cache.get("a") is not None and cache.get("c") is not None
 
 
 def test_a_page_encoded_in_chunks_gets_the_vectors_of_one_pass(embedder: Embedder) -> None:

@@ -4,6 +4,8 @@ and lifting login lockouts. Every change is stored with who made it."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import APIRouter, Depends, Form
 from fastapi.responses import HTMLResponse
@@ -39,12 +41,20 @@ def admin_settings(me: AdminCaller) -> Response:
 
 @router.post("/admin/settings")
 def admin_settings_set(me: AdminCaller, key: str = Form(""), value: str = Form("")) -> Response:
+    return _set_override(me, key, value, shown=repr, back="/admin/settings")
+
+
+def _set_override(
+    me: AdminCaller, key: str, value: str, *, shown: Callable[[Any], str], back: str
+) -> Response:
+    """Store an override and flash the value now in effect (as `shown` writes it), or why it
+    was refused; then back to the page it was set on."""
     try:
         parsed = overrides.set_override(me.db, key, value, me.name)
-        me.flash("ok", f"{key} set to {parsed!r}.")
+        me.flash("ok", f"{key} set to {shown(parsed)}.")
     except overrides.OverrideError as exc:
         me.flash("error", f"{key}: {exc}")
-    return redirect("/admin/settings")
+    return redirect(back)
 
 
 @router.post("/admin/settings/reset")
@@ -88,23 +98,34 @@ def admin_posting(me: AdminCaller) -> Response:
 def admin_posting_pause(
     me: AdminCaller, platform: str = Form(""), note: str = Form("")
 ) -> Response:
-    try:
-        if overrides.pause(me.db, platform, me.name, note):
-            me.flash("ok", f"Posting to {_scope(platform)} paused. Nothing more is posted there.")
-        else:
-            me.flash("error", f"Posting to {_scope(platform)} was already paused.")
-    except overrides.OverrideError as exc:
-        me.flash("error", str(exc))
-    return redirect("/admin/posting")
+    return _switch_posting(
+        me,
+        lambda: overrides.pause(me.db, platform, me.name, note),
+        done=f"Posting to {_scope(platform)} paused. Nothing more is posted there.",
+        unchanged=f"Posting to {_scope(platform)} was already paused.",
+    )
 
 
 @router.post("/admin/posting/resume")
 def admin_posting_resume(me: AdminCaller, platform: str = Form("")) -> Response:
+    return _switch_posting(
+        me,
+        lambda: overrides.resume(me.db, platform, me.name),
+        done=f"Posting to {_scope(platform)} resumed.",
+        unchanged=f"Posting to {_scope(platform)} was not paused.",
+    )
+
+
+def _switch_posting(
+    me: AdminCaller, switch: Callable[[], bool], *, done: str, unchanged: str
+) -> Response:
+    """Pause or resume posting (`switch` says whether anything changed) and flash the outcome;
+    a refused platform name is flashed, not raised."""
     try:
-        if overrides.resume(me.db, platform, me.name):
-            me.flash("ok", f"Posting to {_scope(platform)} resumed.")
+        if switch():
+            me.flash("ok", done)
         else:
-            me.flash("error", f"Posting to {_scope(platform)} was not paused.")
+            me.flash("error", unchanged)
     except overrides.OverrideError as exc:
         me.flash("error", str(exc))
     return redirect("/admin/posting")
@@ -115,12 +136,9 @@ def admin_posting_mode(me: AdminCaller, key: str = Form(""), value: str = Form("
     if key != "mode" and not key.endswith(".mode"):
         me.flash("error", f"{key!r} is not a mode.")
         return redirect("/admin/posting")
-    try:
-        parsed = overrides.set_override(me.db, key, value, me.name)
-        me.flash("ok", f"{key} set to {parsed or '(follow global)'}.")
-    except overrides.OverrideError as exc:
-        me.flash("error", f"{key}: {exc}")
-    return redirect("/admin/posting")
+    return _set_override(
+        me, key, value, shown=lambda mode: str(mode or "(follow global)"), back="/admin/posting"
+    )
 
 
 def _scope(platform: str) -> str:

@@ -33,6 +33,8 @@ BOT_TWEETS = f"{API}/users/{BOT_ID}/tweets"
 POST = f"{API}/tweets"
 # The 429 body X API v2 sends (an RFC 7807 problem); the reset time comes in the headers.
 TOO_MANY = {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429}
+# The 503 body X API v2 sends when it is overloaded.
+OVERLOADED = {"title": "Service Unavailable", "detail": "Overloaded"}
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "x"
 NEXT_TOKEN = "7140dibdnow9c7btw3w29grvxfcgvpb9n9coehpk7xz5i"
 
@@ -90,11 +92,38 @@ def summons(mention_id: str = "1897000000000000103", **kwargs: Any) -> Summons:
     )
 
 
+def limits(limit: int, remaining: int, reset: int) -> dict[str, str]:
+    """The rate-limit headers X API v2 sends on every answer: the endpoint's window (`reset` in
+    epoch seconds)."""
+    return {
+        "x-rate-limit-limit": str(limit),
+        "x-rate-limit-remaining": str(remaining),
+        "x-rate-limit-reset": str(reset),
+    }
+
+
+def daily_limits(limit: int, remaining: int, reset: int) -> dict[str, str]:
+    """The headers of the per-user 24-hour cap on posting, which X sends beside `limits`."""
+    return {
+        "x-user-limit-24hour-limit": str(limit),
+        "x-user-limit-24hour-remaining": str(remaining),
+        "x-user-limit-24hour-reset": str(reset),
+    }
+
+
 def forbidden(detail: str) -> dict[str, Any]:
     """A 403 as X API v2 sends it: an RFC 7807 problem (title, type, status, detail)."""
     return {"title": "Forbidden", "type": "about:blank", "status": 403, "detail": detail}
 
 
+# X's documented 403 details for a reply it refuses: the text repeats one of ours; the reply rule
+# of 2026-02-23 (the author never mentioned us); the post is gone or hidden from us.
+DUPLICATE_CONTENT = "You are not allowed to create a Tweet with duplicate content."
+REPLY_RULE = (
+    "Reply to this conversation is not allowed because you have not been mentioned or otherwise "
+    "engaged by the author of the post you are replying to."
+)
+NOT_VISIBLE = "You attempted to reply to a Tweet that is deleted or not visible to you."
 # The 403 X sends to an app outside a Project (OpenAPI ClientForbiddenProblem).
 NOT_ENROLLED = {
     "client_id": "29384756",

@@ -19,11 +19,13 @@ from tests.adapters.x.helpers import (
     BOT_ID,
     MENTIONS,
     NEXT_TOKEN,
+    OVERLOADED,
     SECRETS,
     TOO_MANY,
     Sleeps,
     adapter,
     fixture,
+    limits,
     path,
     query,
 )
@@ -243,7 +245,7 @@ def test_fetch_retries_a_failed_page_without_losing_its_token(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
     api.get(MENTIONS, json=fixture("mentions_page1"))
-    api.get(MENTIONS, status=503, json={"title": "Service Unavailable", "detail": "Overloaded"})
+    api.get(MENTIONS, status=503, json=OVERLOADED)
     api.get(MENTIONS, body=requests.ConnectionError("connection reset by peer"))
     api.get(MENTIONS, json=fixture("mentions_page2"))
 
@@ -258,13 +260,7 @@ def test_fetch_retries_a_failed_page_without_losing_its_token(
 def test_fetch_rate_limited_raises_with_reset_and_does_not_sleep(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.get(
-        MENTIONS,
-        status=429,
-        json=TOO_MANY,
-        headers={"x-rate-limit-limit": "450", "x-rate-limit-remaining": "0",
-                 "x-rate-limit-reset": "1772450100"},
-    )  # fmt: skip
+    api.get(MENTIONS, status=429, json=TOO_MANY, headers=limits(450, 0, 1772450100))
 
     with pytest.raises(RateLimited) as err:
         adapter(sleeps).fetch_summons("1897000000000000001")

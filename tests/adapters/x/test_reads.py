@@ -17,11 +17,13 @@ from tests.adapters.x.helpers import (
     BOT_TWEETS,
     MENTIONS,
     NEXT_TOKEN,
+    OVERLOADED,
     POST,
     TOO_MANY,
     Sleeps,
     adapter,
     fixture,
+    limits,
     path,
     query,
     summons,
@@ -44,13 +46,8 @@ def test_find_reply_reads_at_most_two_pages(api: responses.RequestsMock, sleeps:
 def test_find_reply_reads_nothing_after_x_refused_the_attempt(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(
-        POST,
-        status=429,
-        json=TOO_MANY,
-        headers={"x-rate-limit-reset": "1772450100"},
-    )
-    api.post(POST, status=503, json={"title": "Service Unavailable", "detail": "Overloaded"})
+    api.post(POST, status=429, json=TOO_MANY, headers={"x-rate-limit-reset": "1772450100"})
+    api.post(POST, status=503, json=OVERLOADED)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))
     x = adapter(sleeps, server_retries=0)
 
@@ -146,13 +143,6 @@ def test_recent_posts_of_an_unknown_user_is_a_clear_error(
 def test_budgets_follow_the_rate_limit_headers_per_endpoint(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    def limits(limit: int, remaining: int, reset: int) -> dict[str, str]:
-        return {
-            "x-rate-limit-limit": str(limit),
-            "x-rate-limit-remaining": str(remaining),
-            "x-rate-limit-reset": str(reset),
-        }
-
     api.get(MENTIONS, json=fixture("mentions_empty"), headers=limits(450, 449, 1772450100))
     api.get(MENTIONS, json=fixture("mentions_empty"), headers=limits(450, 448, 1772450100))
     api.post(POST, status=201, json=fixture("create_tweet"), headers=limits(100, 99, 1772496000))

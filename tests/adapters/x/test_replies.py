@@ -17,14 +17,20 @@ from adapters.base import (
     ReplyForbidden,
 )
 from tests.adapters.x.helpers import (
+    DUPLICATE_CONTENT,
     NOT_ENROLLED,
+    NOT_VISIBLE,
+    OVERLOADED,
     POST,
     READ_ONLY_TOKEN,
+    REPLY_RULE,
     TOO_MANY,
     Sleeps,
     adapter,
+    daily_limits,
     fixture,
     forbidden,
+    limits,
     path,
     summons,
 )
@@ -67,11 +73,7 @@ def test_post_reply_answers_the_mention_never_the_parent(
 
 
 def test_duplicate_content_is_duplicate_reply(api: responses.RequestsMock, sleeps: Sleeps) -> None:
-    api.post(
-        POST,
-        status=403,
-        json=forbidden("You are not allowed to create a Tweet with duplicate content."),
-    )
+    api.post(POST, status=403, json=forbidden(DUPLICATE_CONTENT))
 
     with pytest.raises(DuplicateReply) as err:
         adapter(sleeps).post_reply(summons(), "same text again")
@@ -83,14 +85,7 @@ def test_duplicate_content_is_duplicate_reply(api: responses.RequestsMock, sleep
 def test_the_reply_rule_refusal_is_reply_forbidden(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(
-        POST,
-        status=403,
-        json=forbidden(
-            "Reply to this conversation is not allowed because you have not been "
-            "mentioned or otherwise engaged by the author of the post you are replying to."
-        ),
-    )
+    api.post(POST, status=403, json=forbidden(REPLY_RULE))
 
     with pytest.raises(ReplyForbidden) as err:
         adapter(sleeps).post_reply(summons(), "hello")
@@ -122,11 +117,7 @@ def test_a_permission_refusal_stops_posting_without_ending_the_request(
 def test_an_unexplained_403_on_posting_stops_posting_too(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(
-        POST,
-        status=403,
-        json=forbidden("Forbidden"),
-    )
+    api.post(POST, status=403, json=forbidden("Forbidden"))
     x = adapter(sleeps)
 
     with pytest.raises(AccessDenied):
@@ -138,11 +129,7 @@ def test_an_unexplained_403_on_posting_stops_posting_too(
 def test_a_reply_settings_refusal_ends_only_that_request(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(
-        POST,
-        status=403,
-        json=forbidden("You attempted to reply to a Tweet that is deleted or not visible to you."),
-    )
+    api.post(POST, status=403, json=forbidden(NOT_VISIBLE))
     api.post(POST, status=201, json=fixture("create_tweet"))
     x = adapter(sleeps)
 
@@ -157,13 +144,7 @@ def test_a_reply_settings_refusal_ends_only_that_request(
 def test_rate_limited_reply_raises_with_header_reset(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(
-        POST,
-        status=429,
-        json=TOO_MANY,
-        headers={"x-rate-limit-limit": "100", "x-rate-limit-remaining": "0",
-                 "x-rate-limit-reset": "1772450100"},
-    )  # fmt: skip
+    api.post(POST, status=429, json=TOO_MANY, headers=limits(100, 0, 1772450100))
 
     with pytest.raises(RateLimited) as err:
         adapter(sleeps).post_reply(summons(), "hello")
@@ -175,15 +156,8 @@ def test_rate_limited_reply_raises_with_header_reset(
 def test_rate_limited_by_the_daily_cap_waits_for_the_daily_reset(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(
-        POST,
-        status=429,
-        json=TOO_MANY,
-        headers={"x-rate-limit-limit": "100", "x-rate-limit-remaining": "42",
-                 "x-rate-limit-reset": "1772450100",
-                 "x-user-limit-24hour-limit": "10000", "x-user-limit-24hour-remaining": "0",
-                 "x-user-limit-24hour-reset": "1772496000"},
-    )  # fmt: skip
+    headers = {**limits(100, 42, 1772450100), **daily_limits(10000, 0, 1772496000)}
+    api.post(POST, status=429, json=TOO_MANY, headers=headers)
 
     with pytest.raises(RateLimited) as err:
         adapter(sleeps).post_reply(summons(), "hello")
@@ -194,7 +168,7 @@ def test_rate_limited_by_the_daily_cap_waits_for_the_daily_reset(
 def test_server_error_is_retried_then_the_reply_succeeds(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(POST, status=503, json={"title": "Service Unavailable", "detail": "Overloaded"})
+    api.post(POST, status=503, json=OVERLOADED)
     api.post(POST, status=201, json=fixture("create_tweet"))
 
     receipt = adapter(sleeps).post_reply(summons(), "hello")
@@ -208,7 +182,7 @@ def test_persistent_server_errors_end_in_a_retryable_error(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
     for _ in range(3):
-        api.post(POST, status=503, json={"title": "Service Unavailable", "detail": "Overloaded"})
+        api.post(POST, status=503, json=OVERLOADED)
 
     with pytest.raises(PlatformError) as err:
         adapter(sleeps, server_retries=2).post_reply(summons(), "hello")

@@ -151,11 +151,7 @@ def test_fetch_by_an_app_outside_a_project_is_access_denied(
 def test_fetch_forbidden_for_another_reason_is_a_plain_platform_error(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.get(
-        MENTIONS,
-        status=403,
-        json=forbidden("Forbidden"),
-    )
+    api.get(MENTIONS, status=403, json=forbidden("Forbidden"))
 
     with pytest.raises(PlatformError) as err:
         adapter(sleeps).fetch_summons(None)

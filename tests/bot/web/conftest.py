@@ -16,10 +16,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute, Route
 
-from bot import users
+from bot import review, users
 from bot.config import Settings, load_settings
 from bot.web.app import create_app
 from storage.db import Database
+from storage.models import Request, ReviewAction
 from tests.bot.web.seed import World, seed
 
 PASSWORD = "correct horse battery"
@@ -65,6 +66,18 @@ class AppEnv:
         TestClient (e.g. client=("203.0.113.7", 50000) for another address)."""
         app = create_app(self.settings, self.db, secret="test-secret", clock=self.clock)
         return TestClient(app, **options)
+
+    def request(self, request_id: int) -> Request:
+        """The request's row as stored now."""
+        with self.db.session() as session:
+            row = session.get(Request, request_id)
+            assert row is not None
+            return row
+
+    def history(self, request_id: int) -> list[ReviewAction]:
+        """The request's review actions, oldest first."""
+        with self.db.session() as session:
+            return review.history(session, request_id)
 
 
 @pytest.fixture

@@ -33,7 +33,8 @@ from pipeline.records import (
 from pipeline.urls import canonical_url
 from storage.db import Database
 from storage.models import Request, RequestState, ReviewAction
-from storage.repositories import add_decision
+from storage.repositories import add_decision, create_cli_request
+from testing.scenarios import POST
 
 MINISTRY = "https://ministry.example/flu/lemon"
 PAPER = "https://paper.example/lemon-remedy"
@@ -437,3 +438,15 @@ def seed(db: Database, specs: list[Spec] | None = None, now: datetime | None = N
                     request.reply_text = detail["after"]
             ids[spec.name] = request.id
     return World(ids=ids, specs={s.name: s for s in chosen}, now=moment)
+
+
+def seed_bot_request_and_check_run(db: Database) -> None:
+    """One bot request (dry-run) and one `factnote check` run of `POST` with its decision:
+    the two origins the export and the metrics tell apart."""
+    seed(db, [Spec("bot", RequestState.DRY_RUN, mode="dry-run")])
+    with db.transaction() as session:
+        add_decision(
+            session,
+            create_cli_request(session, POST),
+            Decision(status=DecisionStatus.NEEDS_LLM, platform=Platform.X, as_of=POST.created_at),
+        )

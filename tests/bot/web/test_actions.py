@@ -9,23 +9,10 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from bot import review
 from pipeline.records import utcnow
-from storage.models import Request, RequestState, ReviewAction
+from storage.models import RequestState, ReviewAction
 from tests.bot.web.conftest import MODERATOR, AppEnv, Session
 from tests.bot.web.seed import MINISTRY, PAGE_MINISTRY, REPLY
-
-
-def _request(app_env: AppEnv, request_id: int) -> Request:
-    with app_env.db.session() as session:
-        row = session.get(Request, request_id)
-        assert row is not None
-        return row
-
-
-def _actions(app_env: AppEnv, request_id: int) -> list[ReviewAction]:
-    with app_env.db.session() as session:
-        return review.history(session, request_id)
 
 
 def _outbox(app_env: AppEnv) -> list[dict[str, str]]:
@@ -43,9 +30,9 @@ def test_an_edit_adding_a_url_that_is_not_evidence_is_refused_and_changes_nothin
     assert response.status_code == 422
     assert "url_not_evidence" in response.text and "other.example/miracle" in response.text
     assert "nothing was changed or approved" in response.text
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.reply_text == REPLY and row.state == RequestState.AWAITING_REVIEW.value
-    assert _actions(app_env, rid) == []
+    assert app_env.history(rid) == []
     assert _outbox(app_env) == []
 
 
@@ -55,7 +42,7 @@ def test_an_edit_too_long_for_the_platform_is_refused(app_env: AppEnv, moderator
     response = moderator.post(f"/requests/{rid}/edit", text=text, then="save")
     assert response.status_code == 422
     assert "too_long" in response.text
-    assert _request(app_env, rid).reply_text == REPLY
+    assert app_env.request(rid).reply_text == REPLY
     # The refused text stays in the box to be fixed.
     assert "Lemon water does not kill flu viruses in the throat. Lemon water" in response.text
 
@@ -68,10 +55,10 @@ def test_a_valid_edit_is_saved_and_logged_with_before_and_after(
     before = utcnow()
     response = moderator.post(f"/requests/{rid}/edit", text=text, then="save")
     assert response.status_code == 303
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.reply_text == text.replace("\r\n", "\n")  # browsers send CRLF
     assert row.state == RequestState.AWAITING_REVIEW.value
-    [action] = _actions(app_env, rid)
+    [action] = app_env.history(rid)
     assert (action.actor, action.action) == (MODERATOR, "edit")
     assert action.detail == {"before": REPLY, "after": text.replace("\r\n", "\n")}
     assert before - timedelta(seconds=1) <= action.created_at <= utcnow()
@@ -83,11 +70,11 @@ def test_approve_posts_through_an_enabled_adapter(app_env: AppEnv, moderator: Se
     rid = app_env.world.ids["review_local"]
     response = moderator.post(f"/requests/{rid}/approve")
     assert response.status_code == 303
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.state == RequestState.POSTED.value and row.reply_id
     [line] = _outbox(app_env)
     assert line["text"] == REPLY and line["in_reply_to"] == "s-review_local"
-    [action] = _actions(app_env, rid)
+    [action] = app_env.history(rid)
     assert (action.actor, action.action, action.detail) == (MODERATOR, "approve", {"text": REPLY})
     page = moderator.client.get(f"/requests/{rid}").text
     assert "approved: posted" in page
@@ -97,9 +84,9 @@ def test_save_and_approve_posts_the_edited_text(app_env: AppEnv, moderator: Sess
     rid = app_env.world.ids["review_local"]
     text = f"Flu viruses multiply in airway cells a drink cannot reach. {MINISTRY}"
     moderator.post(f"/requests/{rid}/edit", text=text, then="approve")
-    assert [a.action for a in _actions(app_env, rid)] == ["edit", "approve"]
+    assert [a.action for a in app_env.history(rid)] == ["edit", "approve"]
     assert _outbox(app_env)[0]["text"] == text
-    assert _request(app_env, rid).state == RequestState.POSTED.value
+    assert app_env.request(rid).state == RequestState.POSTED.value
 
 
 def test_approve_leaves_the_item_for_the_bot_when_the_adapter_is_not_enabled(
@@ -109,7 +96,7 @@ def test_approve_leaves_the_item_for_the_bot_when_the_adapter_is_not_enabled(
     page = moderator.client.get(f"/requests/{rid}").text
     assert "x adapter is not enabled" in page
     moderator.post(f"/requests/{rid}/approve", confirmed="yes")
-    assert _request(app_env, rid).state == RequestState.POSTING.value
+    assert app_env.request(rid).state == RequestState.POSTING.value
     assert "the running bot will post it" in moderator.client.get(f"/requests/{rid}").text
     assert _outbox(app_env) == []
 
@@ -119,12 +106,12 @@ def test_reject_needs_a_listed_reason_and_records_the_note(
 ) -> None:
     rid = app_env.world.ids["review_local"]
     moderator.post(f"/requests/{rid}/reject", reason="made up", note="x")
-    assert _request(app_env, rid).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(rid).state == RequestState.AWAITING_REVIEW.value
     moderator.post(f"/requests/{rid}/reject", reason="tone or wording", note="too curt")
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.state == RequestState.REJECTED.value
     assert row.reason == f"rejected by {MODERATOR}: tone or wording (too curt)"
-    [action] = _actions(app_env, rid)
+    [action] = app_env.history(rid)
     assert action.detail == {"reason": "tone or wording", "note": "too curt"}
     assert _outbox(app_env) == []
 
@@ -134,9 +121,9 @@ def test_escalate_keeps_the_item_queued_without_a_deadline(
 ) -> None:
     rid = app_env.world.ids["review_local"]
     moderator.post(f"/requests/{rid}/escalate", note="needs a doctor")
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.state == RequestState.AWAITING_REVIEW.value and row.review_deadline is None
-    assert [a.action for a in _actions(app_env, rid)] == ["escalate"]
+    assert [a.action for a in app_env.history(rid)] == ["escalate"]
     assert "escalated" in moderator.client.get("/queue").text
 
 
@@ -146,8 +133,8 @@ def test_actions_on_an_item_no_longer_awaiting_review_are_refused(
     rid = app_env.world.ids["dry_run"]
     moderator.post(f"/requests/{rid}/approve")
     moderator.post(f"/requests/{rid}/edit", text="anything", then="save")
-    assert _request(app_env, rid).state == RequestState.DRY_RUN.value
-    assert _actions(app_env, rid) == []
+    assert app_env.request(rid).state == RequestState.DRY_RUN.value
+    assert app_env.history(rid) == []
     page = moderator.client.get(f"/requests/{rid}").text
     assert "not awaiting review" in page
     assert "Approve as shown" not in page
@@ -167,10 +154,10 @@ def test_bulk_approve_acts_on_the_selected_items_only(app_env: AppEnv, moderator
         follow_redirects=False,
     )
     assert response.headers["location"] == "/queue?platform=local"
-    assert _request(app_env, ids["review_local"]).state == RequestState.POSTED.value
-    assert _request(app_env, ids["review_x"]).state == RequestState.POSTING.value
-    assert _request(app_env, ids["review_bsky"]).state == RequestState.AWAITING_REVIEW.value
-    assert _request(app_env, ids["dry_run"]).state == RequestState.DRY_RUN.value
+    assert app_env.request(ids["review_local"]).state == RequestState.POSTED.value
+    assert app_env.request(ids["review_x"]).state == RequestState.POSTING.value
+    assert app_env.request(ids["review_bsky"]).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(ids["dry_run"]).state == RequestState.DRY_RUN.value
     page = moderator.client.get("/queue").text
     assert "approved 2 item(s), 1 posted now, 1 left for the bot to post" in page
 
@@ -196,7 +183,7 @@ def test_bulk_reject_records_the_reason_for_each_item(app_env: AppEnv, moderator
     assert {(a.actor, a.action, a.detail["reason"]) for a in actions} == {
         (MODERATOR, "reject", "not worth a reply")
     }
-    assert all(_request(app_env, i).state == RequestState.REJECTED.value for i in ids)
+    assert all(app_env.request(i).state == RequestState.REJECTED.value for i in ids)
 
 
 def test_untrusted_text_is_escaped_everywhere(app_env: AppEnv, moderator: Session) -> None:

@@ -52,6 +52,9 @@ ADMIN_ROUTES = {
     ("POST", "/admin/users"),
     ("POST", "/admin/users/{username}/{change}"),
     ("POST", "/admin/lockouts/address"),
+    ("GET", "/admin/memory"),
+    ("GET", "/admin/memory/{item_id}"),
+    ("POST", "/admin/memory/{item_id}/{change}"),
 }
 
 
@@ -60,6 +63,7 @@ def concrete(path: str, request_id: int) -> str:
         path.replace("{request_id}", str(request_id))
         .replace("{username}", MODERATOR)
         .replace("{change}", "disable")
+        .replace("{item_id}", "0" * 32)
     )
 
 

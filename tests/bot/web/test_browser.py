@@ -151,7 +151,7 @@ def test_moderator_filters_edits_fixes_approves_and_finds_the_item(
     assert fixed in app_env.outbox.read_text(encoding="utf-8")
 
     # The history shows who edited and approved it.
-    history = p.locator("#history li")  # type: ignore[attr-defined]
+    history = p.locator("#history li.action")  # type: ignore[attr-defined]
     expect(history).to_have_count(2)
     expect(history.nth(0)).to_contain_text(f"{MODERATOR} edit")
     expect(history.nth(1)).to_contain_text(f"{MODERATOR} approve")

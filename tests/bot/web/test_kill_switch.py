@@ -17,13 +17,6 @@ from storage.models import Request, RequestState, SettingChange
 from tests.bot.web.conftest import ADMIN, AppEnv, Session
 
 
-def _request(app_env: AppEnv, request_id: int) -> Request:
-    with app_env.db.session() as session:
-        row = session.get(Request, request_id)
-        assert row is not None
-        return row
-
-
 def _posted_lines(app_env: AppEnv) -> int:
     return len(app_env.outbox.read_text().splitlines()) if app_env.outbox.exists() else 0
 
@@ -56,13 +49,13 @@ def test_a_pause_holds_replies_in_the_running_bot_until_it_is_lifted(
     )
     # Approving now: the reply waits in posting, held; nothing went out.
     moderator.post(f"/requests/{rid}/approve")
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.state == RequestState.POSTING.value and _posted_lines(app_env) == 0
     assert "held in posting by the kill switch" in moderator.client.get(f"/requests/{rid}").text
     # The bot's posting run (what its maintenance job does every few seconds) holds it too.
     _make_due(app_env, rid)
     assert _bot_posts(app_env) == 0
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.state == RequestState.POSTING.value and row.post_attempts == 0
     assert (row.last_error or "").startswith("held: posting to local paused by admin_demo")
     assert 'id="held"' in moderator.client.get(f"/requests/{rid}").text
@@ -71,7 +64,7 @@ def test_a_pause_holds_replies_in_the_running_bot_until_it_is_lifted(
     # Lifted: the held reply is due at once and goes out at the next run.
     admin.post("/admin/posting/resume", platform="local")
     assert _bot_posts(app_env) == 1
-    assert _request(app_env, rid).state == RequestState.POSTED.value
+    assert app_env.request(rid).state == RequestState.POSTED.value
     assert _posted_lines(app_env) == 1
     # Who did what is stored and logged.
     with app_env.db.session() as session:

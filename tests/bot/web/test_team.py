@@ -13,21 +13,9 @@ from sqlalchemy import select
 
 from bot import review
 from storage.db import Database, upgrade
-from storage.models import DecisionRow, Request, RequestState, ReviewAction
+from storage.models import DecisionRow, Request, RequestState
 from tests.bot.web.conftest import ADMIN, MODERATOR, SENIOR, AppEnv, Session
 from tests.bot.web.seed import BLOG, MINISTRY, PAPER, REPLY
-
-
-def _request(app_env: AppEnv, request_id: int) -> Request:
-    with app_env.db.session() as session:
-        row = session.get(Request, request_id)
-        assert row is not None
-        return row
-
-
-def _actions(app_env: AppEnv, request_id: int) -> list[ReviewAction]:
-    with app_env.db.session() as session:
-        return review.history(session, request_id)
 
 
 def _escalate(app_env: AppEnv, name: str) -> int:
@@ -69,7 +57,7 @@ def test_a_bulk_action_runs_only_once_confirmed_with_its_count(
     assert f"#{escalated}: escalated" in asked.text
     assert 'name="confirmed" value="2"' in asked.text
     assert all(
-        _request(app_env, int(i)).state == RequestState.AWAITING_REVIEW.value for i in selected
+        app_env.request(int(i)).state == RequestState.AWAITING_REVIEW.value for i in selected
     )
     # A count that does not match (the selection changed) asks again.
     again = moderator.post("/queue/bulk", action="approve", ids=selected, confirmed="3")
@@ -77,10 +65,10 @@ def test_a_bulk_action_runs_only_once_confirmed_with_its_count(
     # Confirmed: both done, and the escalated item is still left out, server-side.
     done = moderator.post("/queue/bulk", action="approve", ids=selected, confirmed="2")
     assert done.status_code == 303
-    assert _request(app_env, ids["review_local"]).state == RequestState.POSTED.value
-    assert _request(app_env, ids["review_bsky"]).state == RequestState.POSTING.value
-    assert _request(app_env, escalated).state == RequestState.AWAITING_REVIEW.value
-    assert _actions(app_env, escalated)[-1].action == "escalate"
+    assert app_env.request(ids["review_local"]).state == RequestState.POSTED.value
+    assert app_env.request(ids["review_bsky"]).state == RequestState.POSTING.value
+    assert app_env.request(escalated).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.history(escalated)[-1].action == "escalate"
 
 
 def test_a_bulk_action_on_escalated_items_only_does_nothing(
@@ -89,7 +77,7 @@ def test_a_bulk_action_on_escalated_items_only_does_nothing(
     escalated = _escalate(app_env, "review_x")
     response = moderator.post("/queue/bulk", action="reject", ids=[escalated], confirmed="1")
     assert response.status_code == 303
-    assert _request(app_env, escalated).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(escalated).state == RequestState.AWAITING_REVIEW.value
     assert "Nothing to reject" in moderator.client.get("/queue").text
 
 
@@ -101,25 +89,25 @@ def test_approving_a_public_post_asks_first_and_a_file_post_does_not(
     assert asked.status_code == 200
     assert "Post this reply in public on x?" in asked.text
     assert 'name="confirmed" value="yes"' in asked.text
-    assert _request(app_env, x).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(x).state == RequestState.AWAITING_REVIEW.value
     # The item page's form says so to a browser that runs scripts.
     assert (
         'data-confirm="Post this reply in public on x?"'
         in moderator.client.get(f"/requests/{x}").text
     )
     assert moderator.post(f"/requests/{x}/approve", confirmed="yes").status_code == 303
-    assert _request(app_env, x).state == RequestState.POSTING.value
+    assert app_env.request(x).state == RequestState.POSTING.value
     # Save and approve asks too, after saving the edit.
     bsky = app_env.world.ids["review_bsky"]
     text = f"Lemon water cannot reach the airway cells where flu viruses grow. {PAPER}"
     asked = moderator.post(f"/requests/{bsky}/edit", text=text, then="approve")
     assert asked.status_code == 200 and "in public on bluesky" in asked.text
-    assert _request(app_env, bsky).reply_text == text
-    assert _request(app_env, bsky).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(bsky).reply_text == text
+    assert app_env.request(bsky).state == RequestState.AWAITING_REVIEW.value
     # The local adapter writes to a file: no question.
     local = app_env.world.ids["review_local"]
     assert moderator.post(f"/requests/{local}/approve").status_code == 303
-    assert _request(app_env, local).state == RequestState.POSTED.value
+    assert app_env.request(local).state == RequestState.POSTED.value
 
 
 # --- 2. Escalation is a gate -----------------------------------------------------------------
@@ -137,9 +125,9 @@ def test_only_a_senior_moderator_or_an_admin_decides_an_escalated_item(
     moderator.post(f"/requests/{x}/reject", reason="other")
     text = f"Lemon water cannot reach the airway cells where flu viruses grow. {BLOG}"
     moderator.post(f"/requests/{x}/edit", text=text, then="approve", confirmed="yes")
-    row = _request(app_env, x)
+    row = app_env.request(x)
     assert row.state == RequestState.AWAITING_REVIEW.value and row.reply_text != text
-    refused = [a for a in _actions(app_env, x) if a.action == "refused"]
+    refused = [a for a in app_env.history(x) if a.action == "refused"]
     assert [(a.actor, a.detail["tried"]) for a in refused] == [
         (MODERATOR, "approve"),
         (MODERATOR, "reject"),
@@ -149,17 +137,17 @@ def test_only_a_senior_moderator_or_an_admin_decides_an_escalated_item(
     assert "approve refused" in moderator.client.get(f"/requests/{x}").text
     # A plain edit is still a moderator's to make.
     assert moderator.post(f"/requests/{x}/edit", text=text, then="save").status_code == 303
-    assert _request(app_env, x).reply_text == text
+    assert app_env.request(x).reply_text == text
     # A senior moderator decides it; an admin decides another.
     assert 'id="approve"' in senior.client.get(f"/requests/{x}").text
     senior.post(f"/requests/{x}/approve", confirmed="yes")
-    assert _request(app_env, x).state == RequestState.POSTING.value
-    assert _actions(app_env, x)[-1].actor == SENIOR
+    assert app_env.request(x).state == RequestState.POSTING.value
+    assert app_env.history(x)[-1].actor == SENIOR
     bsky = _escalate(app_env, "review_bsky")
     admin.post(f"/requests/{bsky}/reject", reason="other", note="no")
-    assert _request(app_env, bsky).state == RequestState.REJECTED.value
+    assert app_env.request(bsky).state == RequestState.REJECTED.value
     assert ids["review_local"]  # untouched by all this
-    assert _request(app_env, ids["review_local"]).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(ids["review_local"]).state == RequestState.AWAITING_REVIEW.value
 
 
 def test_the_queue_filters_escalated_items(app_env: AppEnv, moderator: Session) -> None:
@@ -182,28 +170,28 @@ def test_a_claimed_item_is_shown_as_such_and_only_its_holder_works_on_it(
 ) -> None:
     rid = app_env.world.ids["review_local"]
     assert moderator.post(f"/requests/{rid}/claim").status_code == 303
-    assert _request(app_env, rid).claimed_by == MODERATOR
+    assert app_env.request(rid).claimed_by == MODERATOR
     assert f'data-claimed-by="{MODERATOR}"' in senior.client.get("/queue").text
     page = senior.client.get(f"/requests/{rid}").text
     assert f"claimed by {MODERATOR}" in page and 'id="take-over"' in page
     assert 'id="approve"' not in page
     senior.post(f"/requests/{rid}/approve")
-    assert _request(app_env, rid).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(rid).state == RequestState.AWAITING_REVIEW.value
     # Taking over is recorded; then the holder decides it and the claim ends.
     senior.post(f"/requests/{rid}/claim", take_over="yes")
-    assert _request(app_env, rid).claimed_by == SENIOR
+    assert app_env.request(rid).claimed_by == SENIOR
     senior.post(f"/requests/{rid}/claim", assignee=MODERATOR)
-    assert _request(app_env, rid).claimed_by == MODERATOR
+    assert app_env.request(rid).claimed_by == MODERATOR
     senior.post(f"/requests/{rid}/claim", assignee="nobody_demo")
-    assert _request(app_env, rid).claimed_by == MODERATOR
-    assert [(a.actor, a.action, a.detail) for a in _actions(app_env, rid)] == [
+    assert app_env.request(rid).claimed_by == MODERATOR
+    assert [(a.actor, a.action, a.detail) for a in app_env.history(rid)] == [
         (MODERATOR, "claim", {}),
         (SENIOR, "claim", {"from": MODERATOR}),
         (SENIOR, "assign", {"assignee": MODERATOR, "from": SENIOR}),
     ]
     assert "yours" in moderator.client.get(f"/requests/{rid}").text
     moderator.post(f"/requests/{rid}/reject", reason="other")
-    row = _request(app_env, rid)
+    row = app_env.request(rid)
     assert row.state == RequestState.REJECTED.value and row.claimed_by is None
 
 
@@ -249,7 +237,7 @@ def test_an_edit_is_shown_as_a_diff_and_the_guard_runs_on_the_edited_text(
     page = moderator.client.get(f"/requests/{rid}").text
     assert "Guard on this text: <b>fails</b>" in page
     moderator.post(f"/requests/{rid}/approve")
-    assert _request(app_env, rid).state == RequestState.AWAITING_REVIEW.value
+    assert app_env.request(rid).state == RequestState.AWAITING_REVIEW.value
     assert "the guard refuses the draft" in moderator.client.get(f"/requests/{rid}").text
 
 

@@ -1,17 +1,12 @@
 from datetime import UTC, datetime
+from functools import partial
 
 import httpx
 
-from pipeline.search.brave import BraveSearch
-from tests.pipeline.search.test_providers_common import CFG, FIXTURES, KEY, Script
+from tests.pipeline.search.test_providers_common import KEY, Script, answered_by, fixture_response
 
-
-def make(script: Script) -> BraveSearch:
-    return BraveSearch(CFG, client=httpx.Client(transport=httpx.MockTransport(script)))
-
-
-def fixture() -> httpx.Response:
-    return httpx.Response(200, content=(FIXTURES / "brave.json").read_bytes())
+make = partial(answered_by, "brave")
+fixture = partial(fixture_response, "brave")
 
 
 def test_request_is_a_get_with_q_count_and_subscription_token() -> None:

@@ -1,19 +1,14 @@
 import json
 from datetime import UTC, datetime
+from functools import partial
 
 import httpx
 import pytest
 
-from pipeline.search.google import GoogleSearch
-from tests.pipeline.search.test_providers_common import CFG, FIXTURES, KEY, Script
+from tests.pipeline.search.test_providers_common import KEY, Script, answered_by, fixture_response
 
-
-def make(script: Script) -> GoogleSearch:
-    return GoogleSearch(CFG, client=httpx.Client(transport=httpx.MockTransport(script)))
-
-
-def fixture() -> httpx.Response:
-    return httpx.Response(200, content=(FIXTURES / "google_cse.json").read_bytes())
+make = partial(answered_by, "google")
+fixture = partial(fixture_response, "google")
 
 
 def test_request_is_a_get_to_customsearch_with_cx_q_num_and_key_header() -> None:

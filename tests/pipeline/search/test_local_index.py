@@ -261,11 +261,14 @@ def test_index_persists_across_reopen(
     assert mode == "wal"
 
 
-def test_an_index_built_by_another_model_is_refused(tmp_path: Path, embedder: Embedder) -> None:
+def test_an_index_built_by_another_model_is_refused(
+    tmp_path: Path, embedder: Embedder, corpus: list[Document]
+) -> None:
     path = tmp_path / "ix.sqlite"
-    LocalIndex(path, embedder=embedder).close()
+    with LocalIndex(path, embedder=embedder) as index:
+        index.add(corpus[0])  # the first write notes the embedding size
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE meta SET value = '768' WHERE key = 'embedding_dim'")
+        conn.execute("UPDATE index_meta SET value = '768' WHERE key = 'local.embedding_dim'")
     with pytest.raises(LocalIndexError, match="768-dimensional"):
         LocalIndex(path, embedder=embedder)
     LocalIndex(path).close()  # lexical-only use of the same file is still fine
@@ -296,5 +299,5 @@ def test_concurrent_searches_agree(
 def test_a_file_that_is_not_an_index_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(b"this is not a database " * 200)
-    with pytest.raises(LocalIndexError, match="cannot open local index"):
+    with pytest.raises(LocalIndexError, match="cannot open the local index"):
         LocalIndex(path)

@@ -52,7 +52,13 @@ class Script:
 
 
 def fixture_response(name: str) -> httpx.Response:
+    """Provider `name`'s recorded answer (tests/fixtures/search), as a 200."""
     return httpx.Response(200, content=(FIXTURES / PROVIDERS[name][1]).read_bytes())
+
+
+def answered_by(name: str, script: Script) -> HttpSearchProvider:
+    """Provider `name` on the shared config, its HTTP answered by `script`."""
+    return PROVIDERS[name][0](CFG, client=httpx.Client(transport=httpx.MockTransport(script)))
 
 
 def make(

@@ -1,11 +1,12 @@
 from datetime import UTC, datetime
+from functools import partial
 
 import httpx
 import pytest
 
 from pipeline.search.base import SearchError
 from pipeline.search.searxng import SearxngSearch
-from tests.pipeline.search.test_providers_common import CFG, FIXTURES, Script
+from tests.pipeline.search.test_providers_common import CFG, Script, fixture_response
 
 
 def make(script: Script, url: str = "http://searx.test:8888") -> SearxngSearch:
@@ -13,8 +14,7 @@ def make(script: Script, url: str = "http://searx.test:8888") -> SearxngSearch:
     return SearxngSearch(cfg, client=httpx.Client(transport=httpx.MockTransport(script)))
 
 
-def fixture() -> httpx.Response:
-    return httpx.Response(200, content=(FIXTURES / "searxng.json").read_bytes())
+fixture = partial(fixture_response, "searxng")
 
 
 def test_request_is_a_get_to_search_with_json_format() -> None:

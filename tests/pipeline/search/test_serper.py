@@ -1,18 +1,11 @@
 import json
 from datetime import UTC, datetime
+from functools import partial
 
-import httpx
+from tests.pipeline.search.test_providers_common import KEY, Script, answered_by, fixture_response
 
-from pipeline.search.serper import SerperSearch
-from tests.pipeline.search.test_providers_common import CFG, FIXTURES, KEY, Script
-
-
-def make(script: Script) -> SerperSearch:
-    return SerperSearch(CFG, client=httpx.Client(transport=httpx.MockTransport(script)))
-
-
-def fixture() -> httpx.Response:
-    return httpx.Response(200, content=(FIXTURES / "serper.json").read_bytes())
+make = partial(answered_by, "serper")
+fixture = partial(fixture_response, "serper")
 
 
 def test_request_is_a_json_post_with_api_key_header() -> None:

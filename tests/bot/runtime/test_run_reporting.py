@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,9 @@ from bot.service import Bot, build_adapters
 from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Cursor, RequestState
-from testing.fakes.openai_server import FakeLLM, Reply
-from testing.scenarios import TIERS, script_happy_path
-from tests.bot.test_runtime import Env, FailingAdapter, summons
-
-
-@pytest.fixture
-def env(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Env]:
-    script_happy_path(fake_llm)
-    yield Env(tmp_path, fake_llm)
+from testing.fakes.openai_server import Reply
+from testing.scenarios import TIERS
+from tests.bot.runtime.harness import Env, FailingAdapter, summons
 
 
 def transitions(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:

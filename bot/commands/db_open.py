@@ -1,0 +1,44 @@
+"""Where the index commands (`claims`, `index`, `demo`) find their store: the main database,
+migrated on opening, unless `--index` names a standalone one (a path or a database URL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from sqlalchemy import Engine
+
+from bot.commands.settings import loaded
+
+INDEX_HELP = "A standalone index (a SQLite path or a database URL) instead of the main database."
+
+
+def is_url(target: str) -> bool:
+    return "://" in target
+
+
+def missing_file(target: str | None) -> Path | None:
+    """The path of a standalone SQLite index that does not exist (reading it would create an
+    empty one); None for the main database, a URL or an existing file."""
+    if target is None or is_url(target) or target == ":memory:":
+        return None
+    path = Path(target)
+    return None if path.is_file() else path
+
+
+@contextmanager
+def index_store(ctx: typer.Context, option: str | None) -> Iterator[str | Engine]:
+    """What a pipeline store opens: `option` as given, else the main database's engine."""
+    if option is not None:
+        yield option
+        return
+    from storage.db import Database  # the migrations: only when a command runs
+
+    settings = loaded(ctx)
+    db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
+    try:
+        yield db.engine
+    finally:
+        db.dispose()

@@ -1,0 +1,318 @@
+"""Requests on Procrastinate: many worker processes on the one PostgreSQL database.
+
+With `[queue] backend = "procrastinate"` the scheduler (`factnote run`) polls and triages as
+before but runs no checks; every request that becomes claimable (`queued`, or `retry` with its
+retry time) gets a `process_request` job, and `factnote worker` processes run those jobs.
+
+Why the job is written by a session listener, in the same transaction as the transition:
+Procrastinate can defer on a connection it is given (`configure(connection=...)`), so the job
+row and the request's move to `queued` commit or roll back together. A crash can then never
+leave a queued request without its job, nor a job for a request that was never queued. The
+listener sees every path that queues work (triage, a lease that ran out, a retry) without
+each of them knowing about the queue. A request taken in by intake is `received` until triage
+decides whether it is work at all; that decision, not the intake row, is what gets the job.
+
+The lifecycle stays the safety net: a job only claims its request (the guarded, `FOR UPDATE
+SKIP LOCKED` move to `processing`, with a lease renewed by heartbeat). A job for a request that
+another worker holds, that is finished, or whose retry is not due is a no-op, so a job run twice
+(Procrastinate's stalled-job retry after a worker died) is harmless. The periodic `recover` task
+retries the jobs of workers whose heartbeat stopped, sends requests whose lease ran out back to
+the queue, and gives a job to any claimable request left without one.
+
+Procrastinate's retry strategy is for transient errors only (the database unreachable or
+locked while claiming or recording): a failed check is the lifecycle's own retry (`retry`
+state, `lifecycle.retry_at`), whose job is scheduled at the request's retry time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy, SyncPsycopgConnector
+from procrastinate.app import WorkerOptions
+from procrastinate.connector import BaseConnector
+from procrastinate.schema import SchemaManager
+from sqlalchemy import Engine, event, select, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from bot import lifecycle
+from bot.config import ConfigError, QueueConfig, Settings
+from bot.leader import conninfo, is_postgres
+from bot.worker import Worker
+from pipeline.records import utcnow
+from storage.db import Database, DatabaseBusy, retry_when_locked
+from storage.models import Request, RequestEvent, RequestState
+
+log = logging.getLogger(__name__)
+
+PROCESS_TASK = "factnote.process_request"
+RECOVER_TASK = "factnote.recover"
+QUEUE = "requests"
+WORKER_KEY = "factnote.worker"  # the job context's entry holding this process's Worker
+# Transient: worth running the same job again a little later. Everything else is a bug or a
+# decision, and the job fails (its request's lease runs out and it is queued again).
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+    DatabaseBusy,
+    OperationalError,
+    psycopg.OperationalError,
+)
+# One schema install at a time when several workers start together.
+_SCHEMA_LOCK = 0x66616374_71756575  # "factqueu"
+_WAKE = (RequestState.QUEUED.value, RequestState.RETRY.value)
+
+
+def uses_procrastinate(settings: Settings) -> bool:
+    """Whether this deployment runs its checks on Procrastinate workers; refuses the switch
+    on a database that is not PostgreSQL."""
+    if settings.queue.backend != "procrastinate":
+        return False
+    if not is_postgres(settings.database_url):
+        raise ConfigError(
+            '[queue] backend = "procrastinate" needs a PostgreSQL database_url '
+            "(postgresql+psycopg://...); SQLite runs with the local backend"
+        )
+    return True
+
+
+def worker_options(cfg: QueueConfig) -> WorkerOptions:
+    return WorkerOptions(
+        queues=[QUEUE],
+        concurrency=cfg.concurrency,
+        update_heartbeat_interval=cfg.heartbeat_s,
+        stalled_worker_timeout=cfg.stalled_after_s,
+        shutdown_graceful_timeout=cfg.shutdown_timeout_s,
+        # The request rows and their events are the record; finished jobs are clutter.
+        delete_jobs="successful",
+    )
+
+
+def build_app(settings: Settings, connector: BaseConnector | None = None) -> App:
+    """The Procrastinate app on the deployment's database, for running jobs (`connector`:
+    tests pass Procrastinate's in-memory one)."""
+    cfg = settings.queue
+    app = App(
+        connector=connector or PsycopgConnector(conninfo=conninfo(settings.database_url)),
+        worker_defaults=worker_options(cfg),
+    )
+    retry = RetryStrategy(
+        max_attempts=settings.runtime.db_lock_attempts,
+        exponential_wait=2,
+        retry_exceptions=set(TRANSIENT_ERRORS),
+    )
+    app.task(name=PROCESS_TASK, queue=QUEUE, pass_context=True, retry=retry)(process_request)
+    recover_task = app.task(
+        # A queueing lock, not a lock: a lock on a periodic task can leave it stuck
+        # (procrastinate issue #1408); one pending run is all that is needed.
+        name=RECOVER_TASK,
+        queue=QUEUE,
+        pass_context=True,
+        queueing_lock=RECOVER_TASK,
+    )(recover)
+    # Every worker defers it; the database keeps one job per tick.
+    app.periodic(cron=f"* * * * * */{cfg.recover_every_s}")(recover_task)
+    return app
+
+
+def enqueuer(settings: Settings) -> App:
+    """The app that defers jobs from synchronous code on a session's own connection. A
+    synchronous connector of its own, never opened: it only writes on the connections it is
+    given (the worker's async connector cannot use a synchronous connection)."""
+    return build_app(settings, SyncPsycopgConnector(conninfo=conninfo(settings.database_url)))
+
+
+def enqueue_from(db: Database, settings: Settings) -> None:
+    """Make `db` enqueue as it queues requests (`attach`) when this deployment uses
+    Procrastinate; nothing for the local backend."""
+    if uses_procrastinate(settings):
+        ensure_schema(settings.database_url)
+        attach(db, enqueuer(settings))
+
+
+@dataclass
+class WorkerContext:
+    """What a job needs from its process: the worker (the pipeline, loaded once)."""
+
+    worker: Worker
+    stalled_after_s: float
+
+
+def _context(context: JobContext) -> WorkerContext:
+    found = context.additional_context.get(WORKER_KEY)
+    if not isinstance(found, WorkerContext):
+        raise RuntimeError("a factnote job ran outside `factnote worker` (no worker context)")
+    return found
+
+
+def process_request(context: JobContext, request_id: int) -> str:
+    """Check one request through the lifecycle. What it did, for Procrastinate's log."""
+    worker = _context(context).worker
+    if not claim_request(worker, request_id):
+        return "not claimable (finished, held by another worker, or not due)"
+    worker.process(request_id)
+    return "processed"
+
+
+def claim_request(worker: Worker, request_id: int, now: datetime | None = None) -> bool:
+    """Move this one request to `processing` for `worker`, as `lifecycle.claim` does for the
+    oldest one. False when it is not claimable now."""
+    moment = now or utcnow()
+    lease_s = worker.settings.runtime.lease_s
+    with worker.db.transaction() as session:
+        free = session.scalars(
+            select(Request.id)
+            .where(
+                Request.id == request_id,
+                Request.state.in_([s.value for s in lifecycle.CLAIMABLE]),
+                Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= moment),
+            )
+            .with_for_update(skip_locked=True)
+        ).all()
+        moved = lifecycle.transition_where(
+            session,
+            free,
+            lifecycle.CLAIMABLE,
+            RequestState.PROCESSING,
+            "claimed",
+            lifecycle.Actor(lifecycle.ActorKind.WORKER, worker.name),
+            attempts=Request.attempts + 1,
+            next_attempt_at=None,
+            lease_owner=worker.name,
+            lease_until=moment + timedelta(seconds=lease_s),
+        )
+    if moved:
+        worker.hold(request_id)
+    return bool(moved)
+
+
+async def recover(context: JobContext, timestamp: int) -> str:
+    """Run again the jobs of workers whose heartbeat stopped, queue again the requests whose
+    lease ran out, and give a job to any claimable request left without one."""
+    found = _context(context)
+    manager = context.app.job_manager
+    stalled = list(await manager.get_stalled_jobs(seconds_since_heartbeat=found.stalled_after_s))
+    for job in stalled:
+        await manager.retry_job(job)
+    requeued, orphans = await asyncio.to_thread(requeue_and_sweep, found.worker)
+    return (
+        f"{len(stalled)} stalled job(s) retried, {requeued} lease(s) expired, {orphans} orphan(s)"
+    )
+
+
+def requeue_and_sweep(worker: Worker) -> tuple[int, int]:
+    requeued = worker.recover()  # each goes back to `queued`, and gets its job, in one commit
+    orphans = 0
+    if is_postgres(worker.db.url):
+        orphans = retry_when_locked(
+            lambda: _sweep(worker.db), what="giving jobs to orphaned requests"
+        )
+    return requeued, orphans
+
+
+_ORPHANS = text(
+    """
+    SELECT r.id, r.next_attempt_at FROM requests r
+    WHERE r.state IN ('queued', 'retry')
+      AND NOT EXISTS (
+        SELECT 1 FROM procrastinate_jobs j
+        WHERE j.task_name = :task AND j.status IN ('todo', 'doing')
+          AND j.args ->> 'request_id' = r.id::text)
+    ORDER BY r.id
+    """
+)
+
+
+def _sweep(db: Database) -> int:
+    """Claimable requests without a pending job (queued before this backend was switched on,
+    or a job that ran before its retry was due) get one."""
+    deferrer = _DEFERRERS.get(db.engine)
+    if deferrer is None:
+        return 0
+    with db.transaction() as session:
+        rows = session.execute(_ORPHANS, {"task": PROCESS_TASK}).all()
+        deferrer(session, [(row.id, row.next_attempt_at) for row in rows])
+    return len(rows)
+
+
+# -- enqueueing in the transaction that queues the request ------------------------------------
+
+Deferrer = Callable[[Session, Iterable[tuple[int, datetime | None]]], None]
+_DEFERRERS: weakref.WeakKeyDictionary[Engine, Deferrer] = weakref.WeakKeyDictionary()
+
+
+def attach(db: Database, app: App) -> None:
+    """From now on, every transaction on `db` that moves a request to `queued` or `retry`
+    also writes its job (scheduled at the request's retry time), on the same connection."""
+    task = app.tasks[PROCESS_TASK]
+    postgres = is_postgres(db.url)
+
+    def defer(session: Session, due: Iterable[tuple[int, datetime | None]]) -> None:
+        # The session's own psycopg connection: the job commits with the transition.
+        # (SQLite has no job table; there only tests, with the in-memory connector, attach.)
+        connection = session.connection().connection.driver_connection if postgres else None
+        for request_id, at in due:
+            task.configure(connection=connection, schedule_at=at).defer(request_id=request_id)
+
+    _DEFERRERS[db.engine] = defer
+
+
+def detach(db: Database) -> None:
+    _DEFERRERS.pop(db.engine, None)
+
+
+@event.listens_for(Session, "after_flush")
+def _defer_queued(session: Session, _context: Any) -> None:
+    if not _DEFERRERS:
+        return
+    woken = sorted(
+        {
+            obj.request_id
+            for obj in session.new
+            if isinstance(obj, RequestEvent) and obj.to_state in _WAKE
+        }
+    )
+    if not woken:
+        return
+    bind = session.get_bind()
+    deferrer = _DEFERRERS.get(bind) if isinstance(bind, Engine) else None
+    if deferrer is None:
+        return
+    # Read on the flushing connection: the retry time just written is visible there.
+    rows = session.connection().execute(
+        select(Request.id, Request.next_attempt_at).where(Request.id.in_(woken))
+    )
+    deferrer(session, [(row.id, row.next_attempt_at) for row in rows])
+
+
+# -- schema -------------------------------------------------------------------------------
+
+
+def ensure_schema(database_url: str) -> bool:
+    """Install Procrastinate's tables in the database unless they are there (not an Alembic
+    migration: they are Procrastinate's, versioned with it). True when installed now."""
+    with psycopg.connect(conninfo(database_url), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (_SCHEMA_LOCK,))
+        try:
+            row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+            if row is not None and row[0] is not None:
+                return False
+            with conn.transaction():
+                conn.execute(SchemaManager.get_schema())
+            log.info("installed the Procrastinate schema")
+            return True
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
+
+
+def run_worker(app: App, worker: Worker, cfg: QueueConfig, **options: Any) -> None:
+    """Run jobs until SIGINT/SIGTERM (Procrastinate's handlers: jobs in flight finish within
+    `shutdown_timeout_s`)."""
+    context = WorkerContext(worker=worker, stalled_after_s=cfg.stalled_after_s)
+    app.run_worker(additional_context={WORKER_KEY: context}, **options)

@@ -1,0 +1,147 @@
+"""The runtime's test harness: a local adapter's inbox and outbox, a built index and settings
+pointing at them and at the fake LLM, and summonses shaped as the local adapter reads them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from adapters.base import FetchResult, RateBudget, ReplyReceipt, SocialPost, Summons
+from adapters.local import LocalAdapter
+from bot.config import Settings, load_settings
+from bot.runtime import open_runtime
+from bot.service import Bot, build_adapters
+from pipeline.records import utcnow
+from storage.db import Database
+from storage.models import Request
+from testing.fakes.openai_server import FakeLLM
+from testing.scenarios import TIERS, build_index
+
+CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
+
+
+def summons(
+    sid: str,
+    *,
+    author: str = "asker_demo",
+    text: str = "@factnote is this true?",
+    parent_text: str | None = CLAIM,
+    parent_author: str = "claimer_demo",
+    parent_id: str | None = None,
+) -> dict[str, Any]:
+    parent = (
+        {
+            "id": parent_id or f"p{sid}",
+            "author": parent_author,
+            "text": parent_text,
+            "created_at": "2026-11-29T08:00:00Z",
+        }
+        if parent_text is not None
+        else None
+    )
+    return {
+        "id": sid,
+        "author": author,
+        "text": text,
+        "created_at": "2026-11-29T09:00:00Z",
+        "parent": parent,
+        "quoted": None,
+        "images": [],
+    }
+
+
+def dated(item: dict[str, Any], age: timedelta) -> dict[str, Any]:
+    return {**item, "created_at": (utcnow() - age).isoformat()}
+
+
+def hold_write_lock(path: Path) -> sqlite3.Connection:
+    """Another process's writer: a real SQLite write lock on the database."""
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+class FailingAdapter:
+    """A platform whose poll fails: with a PlatformError, or with a bug (any exception)."""
+
+    name = "flaky"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def fetch_summons(self, cursor: str | None) -> FetchResult:
+        raise self.error
+
+    def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
+        raise AssertionError("nothing to post")
+
+    def find_reply(self, summons: Summons) -> ReplyReceipt | None:
+        return None
+
+    def recent_posts(
+        self, user: str, *, limit: int = 50, since: datetime | None = None
+    ) -> list[SocialPost]:
+        return []
+
+    def budgets(self) -> list[RateBudget]:
+        return []
+
+
+class Env:
+    def __init__(self, tmp: Path, fake: FakeLLM) -> None:
+        self.tmp = tmp
+        self.fake = fake
+        self.inbox = tmp / "inbox"
+        self.inbox.mkdir()
+        self.outbox = tmp / "outbox.jsonl"
+        self.index = tmp / "index.sqlite"  # a side-file path only; the index is in the db
+        build_index(f"sqlite:///{tmp / 'factnote.db'}")
+
+    def add(self, *items: dict[str, Any]) -> None:
+        for item in items:
+            (self.inbox / f"{item['id']}.json").write_text(json.dumps(item), encoding="utf-8")
+
+    def settings(self, mode: str = "dry-run", **runtime: Any) -> Settings:
+        settings = load_settings(
+            database_url=f"sqlite:///{self.tmp / 'factnote.db'}",
+            index_path=str(self.index),
+            mode=mode,
+        )
+        settings.local.inbox = str(self.inbox)
+        settings.local.outbox = str(self.outbox)
+        settings.credibility.overrides = dict(TIERS)
+        settings.llm = self.fake.config()
+        settings.runtime.retry_backoff_s = 0
+        # The summonses here are dated 2026-11-29, days before the tests run: lift the age
+        # limit (tests of the limit pass max_summons_age_s themselves).
+        settings.runtime.max_summons_age_s = 0
+        for key, value in runtime.items():
+            setattr(settings.runtime, key, value)
+        return settings
+
+    def run_once(self, settings: Settings) -> None:
+        with open_runtime(settings) as runtime:
+            Bot(runtime, build_adapters(settings)).run_once()
+
+    def run_one_summons(self, mode: str = "dry-run", **runtime: Any) -> Settings:
+        """Summons "1" (about `CLAIM`) through one run in `mode`; returns the settings used."""
+        self.add(summons("1"))
+        settings = self.settings(mode, **runtime)
+        self.run_once(settings)
+        return settings
+
+    def requests(self, settings: Settings) -> list[Request]:
+        db = Database(settings.database_url)
+        with db.session() as session:
+            rows = list(session.scalars(select(Request).order_by(Request.id)))
+        db.dispose()
+        return rows
+
+    def outbox_lines(self) -> list[dict[str, Any]]:
+        return LocalAdapter(self.inbox, self.outbox).replies()

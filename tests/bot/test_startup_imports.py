@@ -1,0 +1,36 @@
+"""`factnote check --help` stays a cold start of a fraction of a second: the check's runtime
+(the pipeline, the LLM client, the platform SDKs, the model runtimes) is imported only when a
+post is really checked. (`--help`, `guard` and `status` are pinned in tests/bot/test_cli.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("bot.runtime", "pipeline.check", "torch", "onnxruntime", "openai", "atproto", "tweepy")
+
+
+def test_check_help_imports_neither_the_runtime_nor_the_model_or_llm_libraries(
+    tmp_path: Path,
+) -> None:
+    probe = (
+        "import sys, json\n"
+        "from typer.testing import CliRunner\n"
+        "from bot import cli\n"
+        "r = CliRunner().invoke(cli.app, ['check', '--help'])\n"
+        f"print(json.dumps([r.exit_code, 'Check one post' in r.output, "
+        f"sorted(m for m in {HEAVY!r} if m in sys.modules)]))\n"
+    )
+    env = {**os.environ, "FACTNOTE_DATABASE_URL": f"sqlite:///{tmp_path / 'help.db'}"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, True, []]

@@ -1,0 +1,52 @@
+"""The memory page in a real headless Chromium: the delete button asks in the browser first
+(base.html's confirmation script), and the item is gone only when the admin says yes."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Dialog, expect
+
+from bot.memory_store import StoredMemory, get_item
+from pipeline.config import MemoryConfig
+from pipeline.memory import MemoryItem, Phase
+from tests.bot.web.conftest import ADMIN, AppEnv
+from tests.bot.web.test_browser import base_url, browser, log_in, page  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+
+def test_an_admin_disables_then_deletes_an_item_after_confirming(
+    app_env: AppEnv,
+    page: object,  # noqa: F811
+) -> None:
+    [item] = StoredMemory(app_env.db, MemoryConfig()).learn(
+        [
+            MemoryItem(
+                phase=Phase.SEARCH,
+                trigger="turnout figures",
+                strategy="Use the commission.",
+                kind="reuse",
+            )
+        ],
+        "import:test",
+    )
+    log_in(page, ADMIN)
+    page.click("nav >> text=Memory")  # type: ignore[attr-defined]
+    page.click(f"tr[data-item='{item.id}'] a")  # type: ignore[attr-defined]
+    page.click("#toggle")  # type: ignore[attr-defined]
+    expect(page.locator("#item-status")).to_have_text("disabled")  # type: ignore[attr-defined]
+    answers: list[str] = []
+
+    def answer(dialog: Dialog) -> None:
+        answers.append(dialog.message)
+        dialog.dismiss() if len(answers) == 1 else dialog.accept()
+
+    page.on("dialog", answer)  # type: ignore[attr-defined]
+    page.click("#delete")  # type: ignore[attr-defined]
+    expect(page.locator("#item-status")).to_be_visible()  # type: ignore[attr-defined]
+    assert get_item(app_env.db, item.id) is not None  # "no": nothing was sent
+    page.click("#delete")  # type: ignore[attr-defined]
+    page.wait_for_url("**/admin/memory")  # type: ignore[attr-defined]
+    expect(page.locator("p.flash.ok")).to_contain_text("deleted")  # type: ignore[attr-defined]
+    assert answers == ["Delete this memory item for good?"] * 2
+    assert get_item(app_env.db, item.id) is None
