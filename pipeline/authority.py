@@ -42,7 +42,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
@@ -58,7 +57,7 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.config import AuthorityAccount, AuthorityConfig, LLMConfig
@@ -81,9 +80,6 @@ _EMPTY_DOC_TOKEN = "\x00"  # noqa: S105 - not a secret
 _MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z0-9_])")
 # Names and tags shorter than this are matched case-sensitively ("WHO" is not "who").
 _CASELESS_MIN = 4
-
-# bm25s sets its own logger to DEBUG at import, which floods every command's output.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 class AuthorityIndexError(PipelineFailure, RuntimeError):
@@ -198,6 +194,12 @@ def bm25_scores(
         return np.zeros(0, dtype=np.float64)
     if not query:
         return np.zeros(len(documents), dtype=np.float64)
+    # bm25s (and scipy under it) cost a fifth of a second to import: a process pays for them
+    # when it first scores a timeline, not at start-up.
+    import bm25s
+
+    # bm25s sets its own logger to DEBUG at import, which floods every command's output.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
     model = bm25s.BM25(k1=cfg.bm25_k1, b=cfg.bm25_b)
     model.index([list(d) or [_EMPTY_DOC_TOKEN] for d in documents], show_progress=False)
     return np.asarray(model.get_scores(list(query)), dtype=np.float64)
@@ -366,6 +368,10 @@ def _insert_ignoring_duplicates(connection: Connection, table: Table) -> Insert:
     """An INSERT that skips a post already stored: another process (a second scheduler, a
     manual pull) may store the same post between our check and our write."""
     if connection.dialect.name == "postgresql":
+        # Imported on a PostgreSQL connection only: the dialect's catalog tables are a tenth
+        # of a second of start-up that an SQLite deployment need not pay.
+        from sqlalchemy.dialects import postgresql
+
         return postgresql.insert(table).on_conflict_do_nothing()
     if connection.dialect.name == "sqlite":
         return sqlite.insert(table).on_conflict_do_nothing()

@@ -33,7 +33,6 @@ import charset_normalizer
 import lxml.etree
 import lxml.html
 import regex
-import trafilatura
 
 from pipeline import safejson
 from pipeline.records import Document
@@ -255,6 +254,10 @@ def _extract_html(html: str, url: str) -> tuple[str, str, datetime | None, str |
     tree = _parse_html(html)
     if tree is None:
         return "", "", None, None
+    # Imported with the first page read: a tenth of a second (its metadata and date engines)
+    # that a process extracting no page, as `factnote check` before its first fetch, need not pay.
+    import trafilatura
+
     # Read the dates before trafilatura runs: it prunes the tree it is given.
     published, source = find_published(tree, url)
     result = trafilatura.bare_extraction(

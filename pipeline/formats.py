@@ -16,21 +16,17 @@ Lengths are measured the way each platform counts:
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import regex
 
 from pipeline.config import GuardConfig
 from pipeline.records import Platform, Problem, ProblemCode
-
-with warnings.catch_warnings():
-    # twitter-text imports pkg_resources at import time; its deprecation warning is not ours.
-    warnings.simplefilter("ignore", category=UserWarning)
-    warnings.simplefilter("ignore", category=DeprecationWarning)
-    from twitter_text import extract_urls_with_indices, parse_tweet
 
 # One emoji sequence (UTS #51): flag pair, keycap, or pictograph with optional presentation
 # selector / skin tone, tag sequence and ZWJ continuations. Each weighs 2 on X.
@@ -48,9 +44,23 @@ _KNOWN_EMOJI = "\U0001f637"
 # --- Counting --------------------------------------------------------------------------------
 
 
+@functools.cache
+def _twitter_text() -> Any:
+    """The twitter-text package, imported on first count: its import (an emoji table compiled
+    into regular expressions, and pkg_resources) is a quarter of a second that a process which
+    never measures an X reply, such as `factnote check` before its first guard, need not pay."""
+    with warnings.catch_warnings():
+        # twitter-text imports pkg_resources at import time; its deprecation warning is not ours.
+        warnings.simplefilter("ignore", category=UserWarning)
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        import twitter_text
+    return twitter_text
+
+
 def x_url_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each URL X would link in `text` (twitter-text's extractor)."""
-    return [(e["indices"][0], e["indices"][1]) for e in extract_urls_with_indices(text)]
+    spans = _twitter_text().extract_urls_with_indices(text)
+    return [(e["indices"][0], e["indices"][1]) for e in spans]
 
 
 def x_weighted_length(text: str) -> int:
@@ -71,7 +81,7 @@ def x_weighted_length(text: str) -> int:
         pieces.append(_KNOWN_EMOJI)
         pos = match.end()
     pieces.append(nfc[pos:])
-    return int(parse_tweet("".join(pieces)).weightedLength)
+    return int(_twitter_text().parse_tweet("".join(pieces)).weightedLength)
 
 
 def graphemes(text: str) -> int:

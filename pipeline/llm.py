@@ -17,10 +17,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import httpx
-import openai
 import pydantic
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
@@ -37,6 +36,11 @@ from pipeline.llm_output import (
     text_answer,
 )
 from pipeline.records import LLMCall, utcnow
+
+if TYPE_CHECKING:
+    # The SDK's import (its generated types) costs most of a second of start-up; a run with no
+    # LLM configured never needs it, so it is imported where a client is built or an error read.
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +164,8 @@ def _text_chars(content: object) -> int:
 
 
 def _is_transient(exc: BaseException) -> bool:
+    import openai
+
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -169,6 +175,8 @@ def _is_transient(exc: BaseException) -> bool:
 
 def retry_after_s(exc: BaseException | None) -> float | None:
     """Seconds the server asked us to wait (`retry-after-ms` or `retry-after`), if it did."""
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     headers = exc.response.headers
@@ -220,6 +228,8 @@ class LLMClient:
         self._backoff = wait_random_exponential(multiplier=BACKOFF_MULTIPLIER_S, max=BACKOFF_MAX_S)
         self._client: openai.OpenAI | None = None
         if cfg.configured:
+            import openai
+
             api_key = cfg.api_key.get_secret_value() if cfg.api_key else PLACEHOLDER_API_KEY
             # One SDK client per LLMClient: it pools connections and is safe to share.
             self._client = openai.OpenAI(
@@ -429,6 +439,7 @@ class LLMClient:
         }
         if response_format is not None:
             kwargs["response_format"] = response_format
+        import openai  # already loaded: a client exists
 
         def once() -> Any:
             tally.attempts += 1

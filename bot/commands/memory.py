@@ -2,10 +2,12 @@
 
 `learn` distills the moderator actions not yet learned from (`bot.memory_learn`) and, with
 `--judge N`, judges recent decisions (stored with them) and learns from that, then deletes
-the items that decayed (run it from cron); `list`
-searches the items with their source episodes; `disable`, `enable` and `delete` govern one
-item; `export` and `import` carry items between deployments explicitly. Operators only: the
-command needs the deployment's database and settings.
+the items that decayed — the same pass a running bot makes every
+`runtime.memory_learn_interval_s` (`bot.memory_learn.schedule_learning`); `list` searches the
+items with their source episodes (the web app's admin Memory page does the same);
+`disable`, `enable` and `delete` govern one item; `export` and `import` carry items between
+deployments explicitly. Operators only: the command needs the deployment's database and
+settings.
 """
 
 from __future__ import annotations

@@ -275,3 +275,23 @@ def test_an_enabled_part_without_its_secret_is_one_line_naming_the_variable(
 def test_a_bug_is_not_dressed_up_as_a_user_mistake() -> None:
     assert user_error(RuntimeError("boom")) is None
     assert user_error(KeyError("x")) is None
+
+
+def test_the_interpreters_last_collection_is_spared_once_factnote_ends(tmp_path: Path) -> None:
+    # A handler registered before main() runs after main()'s own at exit: it sees the objects
+    # frozen, and the command's output is there all the same.
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+        "from bot import cli\n"
+        "sys.argv = ['factnote', 'guard', '--platform', 'x', 'Flu shots are safe.']\n"
+        "cli.main()\n"
+    )
+    env = {**os.environ, "FACTNOTE_DATABASE_URL": f"sqlite:///{tmp_path / 'exit.db'}"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("valid (x): ")  # the command's own output, written first
+    assert lines[-1] == "frozen True"

@@ -24,6 +24,8 @@ from tests.bot.web.conftest import (
 # test_every_route_is_classified, so new pages cannot skip the permission tests.
 OPEN = {("GET", "/healthz"), ("GET", "/metrics"), ("GET", "/login"), ("POST", "/login")}
 ANY_SESSION = {("POST", "/logout")}
+# Our stored copies of post images: any signed-in user (the moderator pages embed them).
+SIGNED_IN_MEDIA = {("GET", "/images/{sha256}")}
 MODERATOR_ROUTES = {
     ("GET", "/"),
     ("GET", "/queue"),
@@ -64,19 +66,22 @@ def concrete(path: str, request_id: int) -> str:
         .replace("{username}", MODERATOR)
         .replace("{change}", "disable")
         .replace("{item_id}", "0" * 32)
+        .replace("{sha256}", "0" * 64)
     )
 
 
 def test_every_route_is_classified(app_env: AppEnv) -> None:
     app = create_app(app_env.settings, app_env.db, secret="s")
-    assert endpoints(app) == OPEN | ANY_SESSION | MODERATOR_ROUTES | ADMIN_ROUTES
+    assert endpoints(app) == (
+        OPEN | ANY_SESSION | SIGNED_IN_MEDIA | MODERATOR_ROUTES | ADMIN_ROUTES
+    )
 
 
 def test_anonymous_is_sent_to_login_on_every_protected_route(app_env: AppEnv) -> None:
     client = app_env.client()
     token = csrf_of(client.get("/login").text)  # a valid anonymous token: only auth stops it
     request_id = app_env.world.ids["review_local"]
-    for method, path in MODERATOR_ROUTES | ADMIN_ROUTES:
+    for method, path in SIGNED_IN_MEDIA | MODERATOR_ROUTES | ADMIN_ROUTES:
         url = concrete(path, request_id)
         if method == "GET":
             response = client.get(url, follow_redirects=False)
