@@ -400,7 +400,6 @@ class ItemView:
     drafts: list[str]
     analysis: dict[str, Any] | None
     rounds: list[RoundView]
-    history: list[ReviewAction]
     summons: dict[str, Any] = field(default_factory=dict)
     target: dict[str, Any] = field(default_factory=dict)
     # Passages retrieval found without an LLM to judge them (a `needs_llm` decision).
@@ -479,7 +478,6 @@ def load_item(session: Session, request_id: int) -> ItemView | None:
         drafts=[str(d) for d in trace.get("drafts") or []],
         analysis=trace.get("analysis"),
         rounds=_rounds(trace),
-        history=review.history(session, request_id),
         summons=dict(request.summons or {}),
         target=dict(request.target or {}),
         candidates=_candidates(trace),
