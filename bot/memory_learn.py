@@ -106,6 +106,26 @@ def review_episode(action: ReviewAction, decision: Decision | None) -> Episode:
     )
 
 
+def _distill_each(
+    episodes: list[Episode],
+    memory: StoredMemory,
+    llm: LLMClient,
+    ledger: CallLedger,
+    report: LearnReport,
+) -> LearnReport:
+    """One distillation call per episode; a failed call is counted and leaves the episode
+    undistilled, so the next run tries it again."""
+    for episode in episodes:
+        try:
+            items = distill(llm, ledger, episode, memory.cfg)
+        except LLMError:
+            report.failures += 1
+            continue
+        report.episodes += 1
+        report.items += len(memory.learn(items, episode.source))
+    return report
+
+
 def learn_from_reviews(
     db: Database, memory: StoredMemory, llm: LLMClient, ledger: CallLedger, *, limit: int = 50
 ) -> LearnReport:
@@ -123,15 +143,7 @@ def learn_from_reviews(
         done = distilled(db, [f"review:{a.id}" for a in actions])
         pending = [a for a in actions if f"review:{a.id}" not in done][:limit]
         episodes = [review_episode(a, latest_decision(session, a.request_id)) for a in pending]
-    for episode in episodes:
-        try:
-            items = distill(llm, ledger, episode, memory.cfg)
-        except LLMError:
-            report.failures += 1
-            continue
-        report.episodes += 1
-        report.items += len(memory.learn(items, episode.source))
-    return report
+    return _distill_each(episodes, memory, llm, ledger, report)
 
 
 def target_post(target: dict[str, Any] | None) -> Post | None:
@@ -209,16 +221,11 @@ def learn_from_judgments(
             .limit(limit)
         ).all()
         work = {d.id: (decision_from_row(d), judgment_from_row(j)) for j, d in rows}
-    for decision_id, (decision, judgment) in work.items():
-        episode = judgment_episode(f"decision:{decision_id}", decision, judgment)
-        try:
-            items = distill(llm, ledger, episode, memory.cfg)
-        except LLMError:
-            report.failures += 1
-            continue
-        report.episodes += 1
-        report.items += len(memory.learn(items, episode.source))
-    return report
+    episodes = [
+        judgment_episode(f"decision:{decision_id}", decision, judgment)
+        for decision_id, (decision, judgment) in work.items()
+    ]
+    return _distill_each(episodes, memory, llm, ledger, report)
 
 
 @dataclass
