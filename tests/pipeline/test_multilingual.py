@@ -3,9 +3,7 @@ loaded offline, a translation nearer its original than an unrelated sentence."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from pipeline.multilingual import (
     Neighbours,
     get_multilingual,
 )
+from tests.offline import run_offline
 
 CLAIM = "Drinking hot lemon water kills the flu virus."
 GERMAN = "Heißes Zitronenwasser zu trinken tötet das Grippevirus."
@@ -57,25 +56,14 @@ def test_a_missing_package_is_reported_not_fatal(monkeypatch: pytest.MonkeyPatch
         MultilingualEncoder()
 
 
-def test_the_model_loads_and_encodes_with_the_network_cut_off() -> None:
+def test_the_model_loads_and_encodes_with_the_network_cut_off(tmp_path: Path) -> None:
     # Any socket use raises, so a download at load or first use would fail the run.
-    script = textwrap.dedent(
-        """
-        import socket
-
-        def refuse(*args, **kwargs):
-            raise OSError("network disabled for this test")
-
-        socket.socket.connect = refuse
-        socket.create_connection = refuse
-        socket.getaddrinfo = refuse
-        from pipeline.multilingual import MultilingualEncoder
-        vectors = MultilingualEncoder(threads=1).encode(["Die Impfstoffe sind sicher."])
-        print(vectors.shape)
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    done = run_offline(
+        "from pipeline.multilingual import MultilingualEncoder\n"
+        'vectors = MultilingualEncoder(threads=1).encode(["Die Impfstoffe sind sicher."])\n'
+        "print(vectors.shape)\n",
+        tmp_path,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(1, 512)"

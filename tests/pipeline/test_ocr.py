@@ -3,8 +3,6 @@ screenshots and memes with known text, its score floor, and no network at run ti
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from PIL import Image
 from pipeline.config import ImagesConfig
 from pipeline.ocr import RapidOcrEngine, get_ocr
 from testing.image_samples import cer, meme, photo, screenshot, sentence
+from tests.offline import run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,35 +89,12 @@ def test_the_detection_size_is_configurable() -> None:
 def test_ocr_runs_with_networking_disabled_for_the_process(tmp_path: Path) -> None:
     # Every way to open a connection raises in the child; HOME is empty so no model cache
     # elsewhere can be used: the models come from the wheel or the read fails.
-    script = f"""
-import socket, sys
-sys.path.insert(0, {str(ROOT)!r})
-def refuse(*args, **kwargs):
-    raise OSError("network disabled in this test")
-class NoNetwork(socket.socket):  # still a class: ssl subclasses it at import
-    connect = refuse
-    connect_ex = refuse
-socket.socket = NoNetwork
-socket.create_connection = refuse
-socket.getaddrinfo = refuse
-try:
-    socket.socket().connect(("192.0.2.1", 80))
-    sys.exit("the network is still reachable")
-except OSError:
-    pass
-from pipeline.config import ImagesConfig
-from pipeline.ocr import get_ocr
-from testing.image_samples import sentence
-print(get_ocr(ImagesConfig()).read(sentence("Offline text reading works")).text)
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=tmp_path,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    done = run_offline(
+        "from pipeline.config import ImagesConfig\n"
+        "from pipeline.ocr import get_ocr\n"
+        "from testing.image_samples import sentence\n"
+        'print(get_ocr(ImagesConfig()).read(sentence("Offline text reading works")).text)\n',
+        tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("Offline text reading works")
