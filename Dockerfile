@@ -42,7 +42,8 @@ COPY storage ./storage
 COPY evaluation ./evaluation
 RUN pip install --no-deps . \
  && python -c "from pipeline.relevance import default_model_path; print(default_model_path())" \
- && python -m pipeline.embedding_onnx
+ && python -m pipeline.embedding_onnx \
+ && python -m pipeline.image_embedding_onnx
 
 # The demo's fictional posts, documents and fact-checks, for `factnote demo` in the image.
 COPY examples ./examples

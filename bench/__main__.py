@@ -24,13 +24,16 @@ from bench import (
     claim_languages,
     claim_polarity,
     cli_startup,
+    image_embedding_runtime,
     image_ocr,
     image_similarity,
+    image_store,
     memory_retrieval,
     pipeline_cost,
     pipeline_latency,
     pipeline_memory,
     publisher_coverage,
+    queue_throughput,
     runtime_throughput,
 )
 
@@ -56,10 +59,16 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("publisher_coverage", lambda log: publisher_coverage.run(log=log)),
     Benchmark("image_ocr", lambda log: image_ocr.run(log=log)),
     Benchmark("image_similarity", lambda log: image_similarity.run(log=log)),
+    Benchmark("image_embedding_runtime", lambda log: image_embedding_runtime.run(log=log)),
+    Benchmark("image_store", lambda log: image_store.run(log=log)),
     Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
     Benchmark(
         "runtime_throughput",
-        lambda log: {k: float(v) for k, v in runtime_throughput.run().items()},
+        lambda log: {k: float(v) for k, v in runtime_throughput.run(log=log).items()},
+    ),
+    Benchmark(
+        "queue_throughput",
+        lambda log: {k: float(v) for k, v in queue_throughput.drain_processes(log=log).items()},
     ),
 ]
 

@@ -462,11 +462,16 @@ def _thresholds(corpus: Corpus, scores: Floats, cfg: RelevanceConfig, log: Log) 
 
 
 def run(
-    log: Log = print, data: Path = DEFAULT_DATA, negatives: int = NEGATIVES, seed: int = SEED
+    log: Log = print,
+    data: Path = DEFAULT_DATA,
+    negatives: int = NEGATIVES,
+    seed: int = SEED,
+    cfg: RelevanceConfig | None = None,
 ) -> dict[str, float]:
     """The bench entry: AUC per post kind, variant and negative kind; cross-validated
-    thresholds (on the two-claim posts, scored the pipeline's way)."""
-    cfg = RelevanceConfig()
+    thresholds (on the two-claim posts, scored the pipeline's way). `cfg` picks the model's
+    runtime (the int8 export, say) to compare against the default."""
+    cfg = cfg or RelevanceConfig()
     rows = _read(data)
     embedder = get_embedder(cfg)
     cache: dict[str, Floats] = {}
@@ -495,11 +500,15 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--negatives", type=int, default=NEGATIVES)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument(
+        "--onnx-int8", action="store_true", help="score with the int8-quantised ONNX export"
+    )
     args = parser.parse_args(argv)
     if not args.data.is_file():
         raise SystemExit(f"{args.data} not found (pass --data)")
     log: Log = (lambda _line: None) if args.json else print
-    numbers = run(log, args.data, args.negatives, args.seed)
+    cfg = RelevanceConfig(onnx_int8=args.onnx_int8)
+    numbers = run(log, args.data, args.negatives, args.seed, cfg)
     if args.json:
         print(json.dumps(numbers, indent=2))
     return 0

@@ -14,8 +14,9 @@ multilingual USE cosine (`pipeline.multilingual`) and the content-word overlap, 
 and (with the check on) the polarity check finds no mismatch.
 
 * precision: of the strong best matches, the share that are the record the case restates;
-  every strong match for a reversal (negated, antonym, number, entity) or an unrelated claim
-  is wrong. "precision" covers exact, reworded, reversed and unrelated cases;
+  every strong match for a reversal (negated, antonym, number, entity), a different claim on
+  the same topic ("different": our own true statements near debunked claims) or an unrelated
+  claim is wrong. "precision" covers exact, reworded, reversed and unrelated cases;
   "precision_no_exact" leaves the exact restatements out (the easy positives). Same-topic
   HealthVer queries are reported on their own (some are near-paraphrases).
 * recall on paraphrases: reworded cases whose best match is strong and right.
@@ -27,12 +28,14 @@ margin over the issue's 0.98 target, and that match at most half as many same-to
 claims strongly as the former defaults (the same-topic queries are unlabelled, some
 near-paraphrases, so they bound the choice instead of counting as errors; "no more than
 before" let a related claim of the test suite, "Lemon water helps you stay hydrated when you
-have the flu", match its neighbour strongly); the fifth fold is scored with them.
+have the flu", match its neighbour strongly), and that match none of the different claims
+("different") strongly; the fifth fold is scored with them.
 Reported: fold mean and spread (population standard deviation) of the chosen settings and the
-held-out precision and recall.
+held-out precision, recall and strong rate of the different claims.
 The full-set figures are given for the shipped defaults (`ClaimsConfig`) with and without the
 polarity check, checked once through `ClaimIndex.match` itself, and for the setting the same
-procedure chooses on the whole set ("cv_all"; not the default: see `ClaimsConfig`).
+procedure chooses on the whole set ("cv_all"; the shipped default when it meets the issue's
+targets: see `ClaimsConfig`).
 
 Usage: python -m bench.claim_polarity [--errors]  (or `make bench` for all benchmarks);
 `--errors` prints the cases the defaults get wrong, by kind, with the rule that fired.
@@ -50,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.matching_cases import (
+    DIFFERENT_KIND,
     NEGATIVE_KINDS,
     POSITIVE_KINDS,
     REVERSAL_KINDS,
@@ -71,7 +75,7 @@ FOLDS = 5
 TARGET_PRECISION = 0.99  # asked of the training folds: a margin over the 0.98 target
 THRESHOLDS = np.round(0.5 + 0.005 * np.arange(91), 3)
 WEIGHT_STEP = 0.05
-HEADLINE_KINDS = frozenset({*POSITIVE_KINDS, *REVERSAL_KINDS, "unrelated"})
+HEADLINE_KINDS = frozenset({*POSITIVE_KINDS, *REVERSAL_KINDS, DIFFERENT_KIND, "unrelated"})
 FORMER = (0.95, 0.0, 0.775)  # MiniLM weight, multilingual weight, threshold before issue 14
 
 
@@ -199,7 +203,7 @@ def outcome(
     no_exact = headline & (sims.kinds != "exact")
     rates = {
         kind: share(strong & (sims.kinds == kind), chosen & (sims.kinds == kind), 0.0)
-        for kind in (*POSITIVE_KINDS, *REVERSAL_KINDS, *NEGATIVE_KINDS)
+        for kind in (*POSITIVE_KINDS, *REVERSAL_KINDS, DIFFERENT_KIND, *NEGATIVE_KINDS)
     }
     return Outcome(
         precision=share(strong & headline & right, strong & headline, 1.0),
@@ -221,14 +225,16 @@ def weight_grid() -> list[tuple[float, float]]:
 def choose(sims: Similarities, rows: Bools) -> Setting:
     """The setting with the best paraphrase recall on `rows` among those reaching the target
     precision there while matching at most half as many same-topic claims strongly as the
-    former defaults do (ties: the higher threshold, then less weight on MiniLM); when none
-    qualifies, the most precise one."""
+    former defaults do and none of our different claims on a debunked claim's topic (ties:
+    the higher threshold, then less weight on MiniLM); when none qualifies, the most precise
+    one."""
     same_topic = (sims.kinds == "same_topic") & rows
     former = Setting(*FORMER)
     top, score, mismatched = sims.best(former.minilm, former.multilingual)
     allowed = int(((score >= former.threshold) & ~mismatched & same_topic).sum()) // 2
     headline = np.isin(sims.kinds, list(HEADLINE_KINDS)) & rows
     reworded = (sims.kinds == "reworded") & rows
+    different = (sims.kinds == DIFFERENT_KIND) & rows
     best: tuple[tuple[float, ...], Setting] | None = None
     for minilm, multilingual in weight_grid():
         top, score, mismatched = sims.best(minilm, multilingual)
@@ -240,10 +246,11 @@ def choose(sims: Similarities, rows: Bools) -> Setting:
         precisions = np.where(chosen > 0, correct / np.maximum(chosen, 1), 1.0)
         recalls = (strong & reworded & right).sum(axis=1) / max(1, int(reworded.sum()))
         topical = (strong & same_topic).sum(axis=1)
-        for threshold, precision, recall, near in zip(
-            THRESHOLDS, precisions, recalls, topical, strict=True
+        wrong_claim = (strong & different).sum(axis=1)
+        for threshold, precision, recall, near, other in zip(
+            THRESHOLDS, precisions, recalls, topical, wrong_claim, strict=True
         ):
-            ok = precision >= TARGET_PRECISION and near <= allowed
+            ok = precision >= TARGET_PRECISION and near <= allowed and other == 0
             key = (float(ok), float(recall if ok else precision), threshold, -minilm)
             if best is None or key > best[0]:
                 best = (key, Setting(minilm, multilingual, float(threshold)))
@@ -257,7 +264,15 @@ def cross_validate(sims: Similarities) -> dict[str, tuple[float, float]]:
     fold_of = {g: n % FOLDS for n, g in enumerate(groups)}
     folds = np.array([fold_of[g] for g in sims.groups])
     values: dict[str, list[float]] = {
-        k: [] for k in ("minilm_weight", "multilingual_weight", "threshold", "precision", "recall")
+        k: []
+        for k in (
+            "minilm_weight",
+            "multilingual_weight",
+            "threshold",
+            "precision",
+            "recall",
+            "strong_rate_different",
+        )
     }
     for fold in range(FOLDS):
         setting = choose(sims, folds != fold)
@@ -267,6 +282,7 @@ def cross_validate(sims: Similarities) -> dict[str, tuple[float, float]]:
         values["threshold"].append(setting.threshold)
         values["precision"].append(held.precision)
         values["recall"].append(held.recall)
+        values["strong_rate_different"].append(held.strong_rates[DIFFERENT_KIND])
     return {k: (statistics.fmean(v), statistics.pstdev(v)) for k, v in values.items()}
 
 
@@ -355,11 +371,15 @@ def run(log: Log = print, *, show_errors: bool = False) -> dict[str, float]:
     result["cv_all_threshold"] = chosen.threshold
     result["cv_all_precision"] = found.precision
     result["cv_all_recall_paraphrase"] = found.recall
-    result["cv_all_strong_rate_same_topic"] = found.strong_rates["same_topic"]
+    for kind, rate in found.strong_rates.items():
+        result[f"cv_all_strong_rate_{kind}"] = rate
     counts = Counter(c.kind for c in data.cases)
     log("cases per kind: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if show_errors:
+        log(f"errors of the defaults {default}")
         errors(sims, default, log)
+        log(f"errors of the setting chosen on the whole set {chosen}")
+        errors(sims, chosen, log)
     return result
 
 

@@ -6,7 +6,9 @@ Two parts, both built when the benchmark runs:
 * written for this project (`bench/data/matching/`): 40 claims of our own, each with one or two
   rewordings, a negation, and where the claim allows it an antonym swap, a changed number or
   date and a changed named entity (`own_claims.jsonl`, which also holds a German translation of
-  each claim for the cross-language measurement), and 20 unrelated claims (`unrelated.jsonl`);
+  each claim for the cross-language measurement), 20 unrelated claims (`unrelated.jsonl`) and
+  32 true statements on the topics of those claims that say something else
+  (`different_claims.jsonl`: "Lemon water helps you stay hydrated when you have the flu");
   plus the hand-written paraphrases and same-topic negatives of
   `bench/data/claim_paraphrases.jsonl` (three of whose "unrelated" negatives restate claims of
   our own set and count as rewordings of them; a fourth, broader one is left out);
@@ -47,6 +49,9 @@ PARAPHRASES = BENCH / "data" / "claim_paraphrases.jsonl"
 
 POSITIVE_KINDS = ("exact", "reworded")
 REVERSAL_KINDS = ("negated", "antonym", "number", "entity")
+# "different": a true statement of our own on the topic of a debunked claim of our own set
+# ("Lemon water helps you stay hydrated when you have the flu"): every strong match is wrong.
+DIFFERENT_KIND = "different"
 NEGATIVE_KINDS = ("unrelated", "same_topic")
 
 
@@ -67,7 +72,7 @@ class Source:
 @dataclass(frozen=True)
 class Case:
     text: str
-    kind: str  # one of POSITIVE_KINDS, REVERSAL_KINDS, NEGATIVE_KINDS
+    kind: str  # one of POSITIVE_KINDS, REVERSAL_KINDS, DIFFERENT_KIND, NEGATIVE_KINDS
     origin: str
     group: str  # the source claim the case derives from (folds keep groups together)
     expected_url: str | None  # the record it restates; None when no record should match
@@ -104,6 +109,9 @@ def _own(sources: list[Source], cases: list[Case]) -> None:
                 cases.append(Case(text, kind, "own", source.key, None))
     for n, row in enumerate(_jsonl(DATA / "unrelated.jsonl")):
         cases.append(Case(str(row["text"]), "unrelated", "own", f"unrelated-{n}", None))
+    # In its claim's group: a fold holds the claim out together with its neighbours.
+    for row in _jsonl(DATA / "different_claims.jsonl"):
+        cases.append(Case(str(row["text"]), DIFFERENT_KIND, "own", str(row["id"]), None))
 
 
 # Negatives of claim_paraphrases.jsonl that restate a claim of our own set (the same famous

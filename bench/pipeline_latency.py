@@ -19,6 +19,11 @@ worker here still searches and fetches them (and then skips their extraction). T
 `muse_order_*` numbers subtract that work from the sequential wall time, using the delays
 above and the trace of pages marked "not needed"; they estimate MUSE's order, they are not a
 measurement.
+
+Each post's timeline (`critical_path`, logged under its line) is read from the LLM calls in its
+trace: the time with an LLM call in flight, and the gaps between calls, where the post waited on
+searches, fetches or the pipeline's own compute. `*_mean_first_research_gap_s` is the first such
+gap after the analysis: how long research kept the LLM idle before the first extraction.
 """
 
 from __future__ import annotations
@@ -26,14 +31,15 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 from bench import fixtures, summary
 from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipeline_config
 from pipeline.check import Checker
 from pipeline.config import ResearchConfig
-from pipeline.records import SEARCH_TIERS, Decision, Platform
+from pipeline.records import SEARCH_TIERS, Decision, LLMCall, Platform
 from testing.fakes.openai_server import FakeLLM
 
 Log = Callable[[str], None]
@@ -61,6 +67,51 @@ class LatencyConfig:
         )
 
 
+@dataclass(frozen=True)
+class CriticalPath:
+    """Where one check's wall time went, read from its trace: the LLM calls are the only
+    remote steps it records with their times, so the rest is searches, fetches and the
+    pipeline's own compute (and waiting for the cores), which no LLM call overlapped."""
+
+    llm_s: float  # time with at least one LLM call in flight
+    other_s: float  # the rest of the wall time
+    first_gap_s: float  # from the analysis' answer to the next LLM call (research's first wait)
+    steps: str  # the timeline: LLM steps (overlapping ones joined by +) and the gaps between
+
+
+def critical_path(calls: Sequence[LLMCall], started: datetime, wall_s: float) -> CriticalPath:
+    """The check's timeline from its LLM calls' start times and latencies."""
+    spans = sorted(
+        ((c.started_at - started).total_seconds(), c.latency_s, c.step) for c in calls if c.ok
+    )
+    blocks: list[tuple[float, float, list[str]]] = []  # merged overlapping calls
+    for begin, latency, step in spans:
+        end = begin + latency
+        if blocks and begin < blocks[-1][1]:
+            first, last, steps = blocks[-1]
+            blocks[-1] = (first, max(last, end), [*steps, step])
+        else:
+            blocks.append((begin, end, [step]))
+    parts: list[str] = []
+    cursor = 0.0
+    gaps: list[float] = []
+    for begin, end, steps in blocks:
+        gaps.append(max(0.0, begin - cursor))
+        if gaps[-1] >= 0.05:
+            parts.append(f"~{gaps[-1]:.2f}")
+        parts.append(f"{'+'.join(steps)} {end - begin:.2f}")
+        cursor = end
+    if wall_s - cursor >= 0.05:
+        parts.append(f"~{wall_s - cursor:.2f}")
+    llm = sum(end - begin for begin, end, _ in blocks)
+    return CriticalPath(
+        llm_s=llm,
+        other_s=max(0.0, wall_s - llm),
+        first_gap_s=gaps[1] if len(gaps) > 1 else 0.0,
+        steps=" | ".join(parts),
+    )
+
+
 @dataclass
 class PostRun:
     post_id: str
@@ -71,6 +122,7 @@ class PostRun:
     searches: int
     fetches: int
     skippable_s: float  # work MUSE's order would not have done (sequential mode only)
+    path: CriticalPath | None = None
 
     @property
     def llm_calls(self) -> int:
@@ -113,6 +165,7 @@ def _run_post(
     cfg: LatencyConfig,
 ) -> PostRun:
     searches, fetches = search.calls, web.fetches
+    started = datetime.now(UTC)
     start = time.perf_counter()
     decision = checker.check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
     wall = time.perf_counter() - start
@@ -125,6 +178,7 @@ def _run_post(
         searches=search.calls - searches,
         fetches=web.fetches - fetches,
         skippable_s=skippable_seconds(decision, cfg) if mode == "sequential" else 0.0,
+        path=critical_path(decision.trace.llm_calls, started, wall),
     )
 
 
@@ -161,6 +215,8 @@ def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
                             f"llm={run.llm_calls:<2} search={run.searches:<2} "
                             f"fetch={run.fetches:<2} {run.outcome}"
                         )
+                        if run.path is not None:
+                            log(f"    path: {run.path.steps}")
         finally:
             for kit in kits.values():
                 kit.close()
@@ -208,6 +264,10 @@ def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
         out[f"{mode}_fetches_per_post"] = _mean([float(r.fetches) for r in group])
         out[f"{mode}_extractions_per_post"] = _mean([float(r.calls("evidence")) for r in group])
         out[f"{mode}_requeries_per_post"] = _mean([float(r.calls("requery")) for r in group])
+        paths = [r.path for r in group if r.path is not None]
+        out[f"{mode}_mean_llm_in_flight_s"] = _mean([p.llm_s for p in paths])
+        out[f"{mode}_mean_no_llm_in_flight_s"] = _mean([p.other_s for p in paths])
+        out[f"{mode}_mean_first_research_gap_s"] = _mean([p.first_gap_s for p in paths])
         for stage in stages:
             out[f"{mode}_mean_{stage}_s"] = _mean(
                 [r.decision.timings.get(stage, 0.0) for r in group]

@@ -1,64 +1,76 @@
-"""Runtime throughput: intake + triage (summons/s into requests on SQLite, no LLM), and drain
-(requests/s end to end on this machine with a zero-latency fake LLM).
+"""Runtime throughput, on SQLite and on PostgreSQL (issue 12): intake + triage (summons/s into
+requests, no LLM), the runtime's own overhead per request with the pipeline replaced by a no-op
+(intake, triage, claim, lifecycle events, decision record, posting, outbox), and drain
+(requests/s end to end on SQLite with a zero-latency fake LLM).
 
 Intake reads a local inbox of N summons (distinct authors and claims, so no triage rule
 short-circuits), stores each as a request in its own savepoint, advances the cursor, and
-triages them all. Drain runs the real pipeline per request (claim analysis, local-index search
-over the test corpus, fetch from the index, embeddings, evidence extraction, writing, guard,
-logging) with every LLM answer returned at once by the fake server, so what is measured is our
-own overhead: SQLite writes, embeddings, HTTP to the LLM server, JSON validation.
+triages them all; on PostgreSQL the deployment's queue is attached, so triage writes each
+queued request's Procrastinate job in its transaction, as it does in production.
 
-`python -m bench.runtime_throughput --processes` (not part of `run`: minutes, and PostgreSQL
-binaries): the same drain on PostgreSQL with 1, 2 and 4 `factnote worker` processes on the
-Procrastinate backend, with a fake LLM answering at once and one taking 1.5 s per call.
+The no-op run answers every check at once with a fixed reply (`NoopChecker`, a bench-side
+stand-in for `pipeline.check.Checker` at its interface) in live mode on the local adapter,
+so every request is claimed, decided, posted to the outbox and logged as events: what is
+left is the runtime's cost. On SQLite the bot's own worker claims; on PostgreSQL a
+Procrastinate worker (bot/queue.py) runs the jobs triage deferred, in this process.
+
+Drain runs the real pipeline per request (claim analysis, local-index search over the test
+corpus, fetch from the index, embeddings, evidence extraction, writing, guard, logging) with
+every LLM answer returned at once by the fake server: SQLite writes, embeddings, HTTP to the
+LLM server, JSON validation. Worker processes on PostgreSQL: bench/queue_throughput.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, create_engine, func, select, text
+from sqlalchemy import func, select
 
 from adapters.local import LocalAdapter
+from bench import pg_cluster
 from bot.config import Settings, load_settings
 from bot.intake import poll
+from bot.queue import build_app, enqueue_from, run_worker
 from bot.runtime import open_runtime
 from bot.triage import triage_pending
 from bot.worker import Worker
+from pipeline.check import Checker
+from pipeline.records import Decision, DecisionStatus, Platform, Post, Verdict, utcnow
 from storage.db import Database
 from storage.models import Request, RequestState
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index, script_happy_path
 
+Log = Callable[[str], None]
+OLD = datetime(2026, 11, 29, 9, 0)  # the summons date the drain's fixture world expects
 
-def _inbox(folder: Path, count: int) -> Path:
+
+def inbox(folder: Path, count: int, first: int = 0, created: datetime = OLD) -> Path:
+    """A local inbox of `count` summons (ids from 10000 + `first`), each by its own author
+    about its own claim, so no triage rule short-circuits."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
-    for i in range(count):
+    for i in range(first, first + count):
         lines.append(
             json.dumps(
                 {
                     "id": str(10_000 + i),
                     "author": f"bench_user_{i}",
                     "text": "@factnote is this true?",
-                    "created_at": "2026-11-29T09:00:00Z",
+                    "created_at": f"{created:%Y-%m-%dT%H:%M:%S}Z",
                     "parent": {
                         "id": f"p{i}",
                         "author": "claimer_demo",
                         "text": f"Drinking hot lemon water every hour kills the flu, claim {i}.",
-                        "created_at": "2026-11-29T08:00:00Z",
+                        "created_at": f"{created - timedelta(hours=1):%Y-%m-%dT%H:%M:%S}Z",
                     },
                     "quoted": None,
                     "images": [],
@@ -70,37 +82,62 @@ def _inbox(folder: Path, count: int) -> Path:
     return path
 
 
-def _settings(tmp: Path, inbox: Path) -> Settings:
+def _settings(tmp: Path, inbox_path: Path, database_url: str | None = None) -> Settings:
     settings = load_settings(
-        database_url=f"sqlite:///{tmp / 'bench.db'}", index_path=str(tmp / "index.sqlite")
+        database_url=database_url or f"sqlite:///{tmp / 'bench.db'}",
+        index_path=str(tmp / "index.sqlite"),
     )
-    settings.local.inbox = str(inbox)
+    settings.local.inbox = str(inbox_path)
     settings.local.outbox = str(tmp / "outbox.jsonl")
     settings.runtime.per_user_hourly = 10**6
     settings.runtime.global_hourly = 10**6
     # The summons carry fixed dates; the age limit would skip them all.
     settings.runtime.max_summons_age_s = 0
     settings.credibility.overrides = dict(TIERS)
+    if database_url and database_url.startswith("postgresql"):
+        settings.queue.backend = "procrastinate"
+        settings.queue.concurrency = 1
     return settings
 
 
-def intake(count: int = 2000) -> dict[str, Any]:
+@contextmanager
+def _databases(postgres: bool) -> Iterator[Callable[[str], str | None]]:
+    """A maker of fresh databases by name: on a throwaway PostgreSQL cluster, or None (each
+    run then uses a SQLite file in its own temporary directory)."""
+    if not postgres:
+        yield lambda _name: None
+        return
+    with pg_cluster.cluster() as server:
+        yield lambda name: pg_cluster.fresh_database(server, name)
+
+
+def _skipped(db: Database) -> int:
+    with db.session() as session:
+        return (
+            session.scalar(
+                select(func.count())
+                .select_from(Request)
+                .where(Request.state == RequestState.SKIPPED.value)
+            )
+            or 0
+        )
+
+
+def intake(count: int = 2000, database_url: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
-        settings = _settings(tmp, _inbox(tmp / "in", count))
+        settings = _settings(tmp, inbox(tmp / "in", count), database_url)
         db = Database(settings.database_url)
+        enqueue_from(db, settings)  # PostgreSQL: triage defers each queued request's job
         adapter = LocalAdapter(settings.local.inbox, settings.local.outbox)
+        cpu = time.process_time()
         start = time.perf_counter()
         result = poll(adapter, db, "dry-run")
         polled = time.perf_counter()
         triaged = triage_pending(db, settings.runtime, {"local": "factnote"})
         end = time.perf_counter()
-        with db.session() as session:
-            skipped = session.scalar(
-                select(func.count())
-                .select_from(Request)
-                .where(Request.state == RequestState.SKIPPED.value)
-            )
+        cpu = time.process_time() - cpu
+        skipped = _skipped(db)
         db.dispose()
     assert result.new == count and triaged == count
     if skipped:  # triage's fast path would be measured instead of the real one
@@ -110,7 +147,91 @@ def intake(count: int = 2000) -> dict[str, Any]:
         "intake_per_s": round(count / (polled - start), 1),
         "triage_per_s": round(count / (end - polled), 1),
         "intake_and_triage_per_s": round(count / (end - start), 1),
+        # This process's CPU time: on a shared machine the rate above is the load's too.
+        "intake_and_triage_cpu_ms_per_summons": round(1000 * cpu / count, 3),
     }
+
+
+class NoopChecker:
+    """The pipeline replaced by a no-op at `Checker.check`'s interface: a fixed reply at once,
+    distinct per post (a repeated reply would be rewritten by the no-repeat rule instead)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def check(self, post: Post, platform: Platform = Platform.X, **_: Any) -> Decision:
+        self.calls += 1
+        return Decision(
+            status=DecisionStatus.REPLY,
+            verdict=Verdict.REFUTED,
+            confidence=0.9,
+            platform=platform,
+            reply=f"No evidence supports this ({post.id}).",
+            as_of=utcnow(),
+        )
+
+
+def noop(count: int = 300, database_url: str | None = None) -> dict[str, Any]:
+    """Requests/s through the runtime with a no-op pipeline, live on the local adapter, after
+    one warm-up request (lazy imports, connections, the queue's schema)."""
+    with tempfile.TemporaryDirectory() as raw:
+        tmp = Path(raw)
+        warm = inbox(tmp / "warm", 1, first=count, created=utcnow())
+        settings = _settings(tmp, warm, database_url)
+        settings.mode = "live"
+        db = Database(settings.database_url)
+        enqueue_from(db, settings)
+        checker = NoopChecker()
+        _noop_round(settings, db, checker, warm)
+        # The steady state: a database older than the summons it takes in. A backlog older
+        # than the database is first looked up on the platform before posting
+        # (bot/posting.py), which is not what is measured here.
+        with db.transaction() as session:
+            for request in session.scalars(select(Request)):
+                request.created_at = utcnow() - timedelta(days=1)
+        cpu = time.process_time()
+        start, triaged, end = _noop_round(
+            settings, db, checker, inbox(tmp / "in", count, created=utcnow())
+        )
+        cpu = time.process_time() - cpu
+        with db.session() as session:
+            posted = session.scalar(
+                select(func.count())
+                .select_from(Request)
+                .where(Request.state == RequestState.POSTED.value)
+            )
+        db.dispose()
+        replies = len(LocalAdapter(warm, settings.local.outbox).replies())
+    if not posted == replies == checker.calls == count + 1:
+        raise RuntimeError(f"noop bench: {posted} posted, {replies} replies of {count + 1}")
+    return {
+        "noop_requests": count,
+        "noop_per_s": round(count / (end - start), 1),
+        "noop_drain_per_s": round(count / (end - triaged), 1),
+        "noop_ms_per_request": round(1000 * (end - start) / count, 2),
+        "noop_cpu_ms_per_request": round(1000 * cpu / count, 2),
+    }
+
+
+def _noop_round(
+    settings: Settings, db: Database, checker: NoopChecker, path: Path
+) -> tuple[float, float, float]:
+    """Take in, triage and run every summons of the inbox at `path`: when it started, when
+    triage was done, when the last request was posted."""
+    adapter = LocalAdapter(path, settings.local.outbox)
+    worker = Worker(settings, db, cast(Checker, checker), {"local": adapter})
+    start = time.perf_counter()
+    poll(adapter, db, "live")
+    triage_pending(db, settings.runtime, {"local": "factnote"})
+    triaged = time.perf_counter()
+    if settings.queue.backend == "procrastinate":
+        # Runs the jobs triage deferred and returns once the queue is empty.
+        run_worker(build_app(settings), worker, settings.queue, wait=False)
+    else:
+        worker.drain(workers=1)
+    end = time.perf_counter()
+    worker.stop()
+    return start, triaged, end
 
 
 def drain(count: int = 60, workers: int = 2) -> dict[str, Any]:
@@ -118,7 +239,7 @@ def drain(count: int = 60, workers: int = 2) -> dict[str, Any]:
         tmp = Path(raw)
         script_happy_path(fake)
         build_index(f"sqlite:///{tmp / 'bench.db'}")
-        settings = _settings(tmp, _inbox(tmp / "in", count))
+        settings = _settings(tmp, inbox(tmp / "in", count))
         settings.llm = fake.config()
         settings.runtime.workers = workers
         with open_runtime(settings) as runtime:
@@ -143,194 +264,29 @@ def drain(count: int = 60, workers: int = 2) -> dict[str, Any]:
     }
 
 
-# -- drain with 1, 2, 4 `factnote worker` processes on PostgreSQL (issue 12) ----------------
+def run(quick: bool = False, postgres: bool = True, log: Log = print) -> dict[str, Any]:
+    """Every number, prefixed by backend (`sqlite_`, `postgres_`); PostgreSQL is left out
+    when asked or when its binaries are missing (said in the log)."""
+    backends = ["sqlite"]
+    if postgres and pg_cluster.available():
+        backends.append("postgres")
+    elif postgres:
+        log(f"runtime_throughput: no PostgreSQL binaries in {pg_cluster.PG_BIN}; SQLite only")
+    numbers: dict[str, Any] = {}
 
-PG_BIN = Path(os.environ.get("FACTNOTE_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
-TERMINAL = ("dry_run", "abstained", "skipped", "failed", "needs_llm", "posted")
+    def note(part: str, found: dict[str, Any]) -> None:
+        log(f"{part}: " + ", ".join(f"{k}={v}" for k, v in found.items()))
+        numbers.update({f"{part.split()[0]}_{k}": v for k, v in found.items()})
 
-
-@contextmanager
-def _cluster() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster on a free loopback port (as tests/postgres.py starts
-    one); yields its server URL."""
-    root = Path(tempfile.mkdtemp(prefix="factnote-bench-pg-"))
-    owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    if owner:
-        shutil.chown(root, user="postgres", group="postgres")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    data = root / "data"
-    subprocess.run(
-        [
-            *owner,
-            str(PG_BIN / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "--no-sync",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    options = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=200"
-    subprocess.run(
-        [
-            *owner,
-            str(PG_BIN / "pg_ctl"),
-            "-D",
-            str(data),
-            "-l",
-            str(root / "log"),
-            "-o",
-            options,
-            "-w",
-            "start",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
-    finally:
-        subprocess.run(
-            [*owner, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-            check=False,
-            capture_output=True,
-        )
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _fresh_database(server: str, name: str) -> str:
-    admin = create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return f"{server}/{name}"
-
-
-def _queue_config(tmp: Path, url: str, inbox: Path, concurrency: int) -> Path:
-    tiers = "\n".join(f'"{domain}" = "{tier}"' for domain, tier in TIERS.items())
-    config = tmp / "factnote.toml"
-    config.write_text(
-        f'''database_url = "{url}"
-[local]
-inbox = "{inbox}"
-outbox = "{tmp / "outbox.jsonl"}"
-[runtime]
-per_user_hourly = 1000000
-global_hourly = 1000000
-max_summons_age_s = 0
-[queue]
-backend = "procrastinate"
-concurrency = {concurrency}
-[credibility.overrides]
-{tiers}
-''',
-        encoding="utf-8",
-    )
-    return config
-
-
-def _drain_with(
-    server: str, name: str, processes: int, fake: FakeLLM, count: int, concurrency: int
-) -> float:
-    """Requests/s from the first claim to the last finished request, the workers started
-    (and registered) before anything was enqueued, so process start-up is not counted."""
-    url = _fresh_database(server, name)
-    build_index(url)  # migrates the database too, before any worker opens it
-    with tempfile.TemporaryDirectory() as raw:
-        tmp = Path(raw)
-        config = _queue_config(tmp, url, _inbox(tmp / "in", count), concurrency)
-        env = {
-            **os.environ,
-            "FACTNOTE_LLM_BASE_URL": fake.base_url,
-            "FACTNOTE_LLM_MODEL": "fake-model",
-            "HF_HUB_OFFLINE": "1",
-        }
-        factnote = [sys.executable, "-m", "bot.cli", "--config", str(config)]
-        workers = [
-            subprocess.Popen([*factnote, "worker"], env=env, stderr=subprocess.DEVNULL)
-            for _ in range(processes)
-        ]
-        engine = create_engine(url)
-        try:
-            _wait(engine, "SELECT count(*) FROM procrastinate_workers", processes, 600)
-            subprocess.run([*factnote, "run", "--once"], env=env, check=False, capture_output=True)
-            _wait(engine, "SELECT count(*) FROM requests WHERE state IN :done", count, 1800)
-            with engine.connect() as conn:
-                first, last = conn.execute(
-                    text(
-                        "SELECT min(at) FILTER (WHERE reason = 'claimed'), "
-                        "max(at) FILTER (WHERE to_state IN :done) FROM request_events"
-                    ).bindparams(bindparam("done", expanding=True)),
-                    {"done": list(TERMINAL)},
-                ).one()
-        finally:
-            for proc in workers:
-                proc.send_signal(signal.SIGTERM)
-            for proc in workers:
-                proc.wait(timeout=120)
-            engine.dispose()
-    return float(count / (last - first).total_seconds())
-
-
-def _wait(engine: Any, query: str, target: int, timeout_s: float) -> None:
-    statement = text(query)
-    if ":done" in query:
-        statement = statement.bindparams(bindparam("done", expanding=True))
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with engine.connect() as conn:
-            try:
-                found = conn.execute(statement, {"done": list(TERMINAL)}).scalar_one()
-            except Exception:  # the queue's tables are not installed yet
-                found = 0
-        if found >= target:
-            return
-        time.sleep(0.5)
-    raise RuntimeError(f"queue bench: {query} stayed below {target} for {timeout_s:.0f}s")
-
-
-def drain_processes(
-    count: int = 40,
-    processes: tuple[int, ...] = (1, 2, 4),
-    delays: tuple[float, ...] = (0.0, 1.5),
-    concurrency: int = 4,
-) -> dict[str, Any]:
-    """Drain throughput on PostgreSQL with `processes` worker processes, for a fake LLM that
-    answers at once and one that takes `delay` s per call: requests/s and the ratio to one
-    worker process."""
-    numbers: dict[str, Any] = {"queue_requests": count, "queue_concurrency": concurrency}
-    with _cluster() as server:
-        for delay in delays:
-            with FakeLLM(delay_s=delay) as fake:
-                script_happy_path(fake)
-                base = 0.0
-                for n in processes:
-                    name = f"bench_{int(delay * 1000)}ms_{n}"
-                    rate = _drain_with(server, name, n, fake, count, concurrency)
-                    base = base or rate
-                    key = f"queue_llm{delay:g}s_{n}w"
-                    numbers[f"{key}_per_s"] = round(rate, 2)
-                    numbers[f"{key}_ratio"] = round(rate / base, 2)
-                    print(
-                        f"{key}: {rate:.2f} requests/s ({rate / base:.2f}x one worker)", flush=True
-                    )
-    return numbers
-
-
-def run(quick: bool = False) -> dict[str, Any]:
-    numbers = intake(200 if quick else 2000)
-    numbers.update(drain(6 if quick else 60))
+    for backend in backends:
+        with _databases(backend == "postgres") as fresh:
+            note(f"{backend} intake", intake(200 if quick else 2000, fresh("intake")))
+            note(f"{backend} noop", noop(20 if quick else 300, fresh("noop")))
+    note("sqlite drain", drain(6 if quick else 60))
     return numbers
 
 
 if __name__ == "__main__":
-    # `--processes`: the PostgreSQL multi-process drain (minutes; needs PostgreSQL binaries).
-    chosen = drain_processes() if "--processes" in sys.argv else run()
+    chosen = run(quick="--quick" in sys.argv, postgres="--sqlite" not in sys.argv)
     for key, value in chosen.items():
         print(f"{key}: {value}")

@@ -73,22 +73,26 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
         log.exception("poll %s: reading rate-limit budgets failed", adapter.name)
         budgets = []
     unstored: list[str] = []
-    stored: list[Request] = []  # logged once committed
     with db.transaction() as session:
-        for summons in fetched.summons:
-            result.seen += 1
-            try:
-                request = _store(session, summons, mode)
-            except Exception as exc:
-                if is_lock_error(exc):
-                    raise
-                log.exception("poll %s: summons %r could not be stored", adapter.name, summons.id)
-                request = _store_unstorable(session, summons, mode, exc)
-                if request is None:
-                    unstored.append(storable(summons.id))
-            if request is not None:
-                result.new += 1
-                stored.append(request)
+        stored = _store_all(session, fetched.summons, mode)
+        if stored is None:  # the database refused the batch: one by one, culprits set aside
+            stored = []
+            for summons in fetched.summons:
+                try:
+                    request = _store(session, summons, mode)
+                except Exception as exc:
+                    if is_lock_error(exc):
+                        raise
+                    log.exception(
+                        "poll %s: summons %r could not be stored", adapter.name, summons.id
+                    )
+                    request = _store_unstorable(session, summons, mode, exc)
+                    if request is None:
+                        unstored.append(storable(summons.id))
+                if request is not None:
+                    stored.append(request)
+        result.seen = len(fetched.summons)
+        result.new = len(stored)
         row = session.get(Cursor, adapter.name) or Cursor(adapter=adapter.name)
         if fetched.cursor is not None:
             row.cursor = fetched.cursor
@@ -103,6 +107,64 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
     return result
 
 
+def _store_all(session: Session, fetched: list[Summons], mode: str) -> list[Request] | None:
+    """The new requests for every summons not stored before, written at once: one query for
+    the ones already there, one flush for the rows and one for their events (what makes
+    intake fast; issue 12). None, with nothing written, when the database refuses any of
+    them (a summons it cannot store, a concurrent intake that stored one first): the caller
+    then stores them one by one, which sets each culprit aside."""
+    born: list[tuple[Request, lifecycle.Actor, str]] = []
+    if not fetched:
+        return []
+    try:
+        with session.begin_nested():
+            seen = _stored_before(session, fetched)
+            for summons in fetched:
+                if (summons.platform, summons.id) in seen:
+                    continue
+                seen.add((summons.platform, summons.id))
+                request = _new_request(summons, mode)
+                session.add(request)
+                born.append((request, _intake(summons), f"summons {summons.id}"))
+            lifecycle.created_all(session, born)
+            session.flush()
+    except Exception as exc:
+        if is_lock_error(exc):
+            raise
+        # The savepoint's rollback took the batch's rows back out of the session.
+        log.info("intake: batch refused (%s); storing one by one", type(exc).__name__)
+        return None
+    return [request for request, _, _ in born]
+
+
+def _stored_before(session: Session, fetched: list[Summons]) -> set[tuple[str, str]]:
+    """(platform, summons id) of the fetched summons that have a request already."""
+    seen: set[tuple[str, str]] = set()
+    for platform in {s.platform for s in fetched}:
+        ids = [s.id for s in fetched if s.platform == platform]
+        for start in range(0, len(ids), 500):
+            rows = session.scalars(
+                select(Request.summons_id).where(
+                    Request.platform == platform, Request.summons_id.in_(ids[start : start + 500])
+                )
+            )
+            seen.update((platform, summons_id) for summons_id in rows)
+    return seen
+
+
+def _new_request(summons: Summons, mode: str) -> Request:
+    return Request(
+        platform=summons.platform,
+        summons_id=summons.id,
+        requester=summons.author,
+        summons=jsonable(summons),
+        target=jsonable(summons.target) if summons.target else None,
+        state=RequestState.RECEIVED.value,
+        mode=mode,
+        target_key=claim_key(summons.target.text) if summons.target else None,
+    )
+
+
 def _store(session: Session, summons: Summons, mode: str) -> Request | None:
     """The new request for `summons`, or None when it was stored before."""
     exists = session.scalars(
@@ -112,17 +174,7 @@ def _store(session: Session, summons: Summons, mode: str) -> Request | None:
     ).first()
     if exists is not None:
         return None
-    target_key = claim_key(summons.target.text) if summons.target else None
-    request = Request(
-        platform=summons.platform,
-        summons_id=summons.id,
-        requester=summons.author,
-        summons=jsonable(summons),
-        target=jsonable(summons.target) if summons.target else None,
-        state=RequestState.RECEIVED.value,
-        mode=mode,
-        target_key=target_key,
-    )
+    request = _new_request(summons, mode)
     # A savepoint, so a concurrent intake that inserted the same summons first only undoes
     # this one row.
     try:

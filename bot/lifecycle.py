@@ -179,11 +179,20 @@ CLI_OUTCOMES = frozenset({S.DRY_RUN, S.NEEDS_LLM, S.ABSTAINED, S.FAILED})
 
 def created(session: Session, request: Request, actor: Actor, reason: str = "") -> None:
     """Log the birth of a request already added to the session (its id is assigned here)."""
-    to = RequestState(request.state)
-    if not (actor.kind is ActorKind.CLI and to in CLI_OUTCOMES):
-        _check(request.id, None, to)
+    created_all(session, [(request, actor, reason)])
+
+
+def created_all(session: Session, born: Sequence[tuple[Request, Actor, str]]) -> None:
+    """`created` for many requests (added to the session) at once: one flush assigns every
+    id, so intake writes a poll's rows as one batch."""
+    for request, actor, _ in born:
+        if not (actor.kind is ActorKind.CLI and RequestState(request.state) in CLI_OUTCOMES):
+            _check(request.id, None, RequestState(request.state))
     session.flush()
-    session.add(_event(session, request.id, request.platform, None, to, reason, actor))
+    session.add_all(
+        _event(session, r.id, r.platform, None, RequestState(r.state), reason, actor)
+        for r, actor, reason in born
+    )
 
 
 def transition(

@@ -51,19 +51,6 @@ class LearnReport:
     failures: int = 0
 
 
-def judgment_episode(source: str, decision: Decision, judgment: Judgment) -> Episode:
-    lessons = [f"{lesson.phase}: {lesson.lesson}" for lesson in judgment.lessons]
-    return Episode(
-        source=source,
-        signal="judge",
-        mode=judgment.mode,
-        claims=decision.trace.analysis.claims if decision.trace.analysis else (),
-        queries=[q for r in decision.trace.rounds for q in r.queries],
-        reply=decision.reply,
-        feedback="; ".join([*judgment.reasons, *lessons]),
-    )
-
-
 def learn_from_judgment(
     memory: StoredMemory,
     llm: LLMClient,
@@ -77,7 +64,7 @@ def learn_from_judgment(
     memory.credit([use.id for use in decision.trace.memory], judgment.mode)
     if memory.cfg.mode != "learn" or source in distilled(memory.db, [source]):
         return []
-    items = distill(llm, ledger, judgment_episode(source, decision, judgment), memory.cfg)
+    items = distill(llm, ledger, Episode.judged(source, decision, judgment), memory.cfg)
     return memory.learn(items, source)
 
 
@@ -222,7 +209,7 @@ def learn_from_judgments(
         ).all()
         work = {d.id: (decision_from_row(d), judgment_from_row(j)) for j, d in rows}
     episodes = [
-        judgment_episode(f"decision:{decision_id}", decision, judgment)
+        Episode.judged(f"decision:{decision_id}", decision, judgment)
         for decision_id, (decision, judgment) in work.items()
     ]
     return _distill_each(episodes, memory, llm, ledger, report)

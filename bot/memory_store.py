@@ -44,36 +44,22 @@ REFRESH_S = 10.0
 CHANGE_PREFIX = "memory:"  # `SettingChange.key` of a governance action: "memory:<item id>"
 
 
+# `MemoryItem` fields whose `memory_items` column has another name; the rest match.
+_COLUMNS = {"created": "created_at", "last_used": "last_used_at", "last_useful": "last_useful_at"}
+
+
 def item_from_row(row: MemoryItemRow) -> MemoryItem:
-    return MemoryItem(
-        id=row.id,
-        phase=Phase(row.phase),
-        trigger=row.trigger,
-        strategy=row.strategy,
-        kind=row.kind,
-        sources=list(row.sources),
-        created=row.created_at,
-        uses=row.uses,
-        last_used=row.last_used_at,
-        last_useful=row.last_useful_at,
-        weight=row.weight,
-        disabled=row.disabled,
+    return MemoryItem.model_validate(
+        {name: getattr(row, _COLUMNS.get(name, name)) for name in MemoryItem.model_fields}
     )
 
 
 def _write(session: Session, item: MemoryItem) -> None:
     row = session.get(MemoryItemRow, item.id) or MemoryItemRow(id=item.id)
-    row.phase = item.phase.value
-    row.trigger = item.trigger
-    row.strategy = item.strategy
-    row.kind = item.kind
-    row.sources = list(item.sources)
-    row.created_at = item.created
-    row.uses = item.uses
-    row.last_used_at = item.last_used
-    row.last_useful_at = item.last_useful
-    row.weight = item.weight
-    row.disabled = item.disabled
+    # The phase as its plain value: a driver may write an enum member by its name.
+    values = {**item.model_dump(), "phase": item.phase.value}
+    for name, value in values.items():
+        setattr(row, _COLUMNS.get(name, name), value)
     session.add(row)
 
 
@@ -388,18 +374,18 @@ def distilled(db: Database, sources: Sequence[str]) -> set[str]:
         return set(found)
 
 
+# The `Judgment` fields that are columns of `judgments` (queried); the rest go in `detail`.
+_JUDGMENT_COLUMNS: set[str] = {"kind", "mode", "helpful", "failed_gate"}
+
+
 def save_judgment(db: Database, decision_id: int, judgment: Judgment) -> int:
     """Stores a judgment with its decision; the row id."""
-    detail = judgment.model_dump(mode="json", exclude={"kind", "mode", "helpful", "failed_gate"})
     with db.transaction() as session:
         row = JudgmentRow(
             decision_id=decision_id,
-            kind=judgment.kind,
-            mode=judgment.mode,
-            helpful=judgment.helpful,
-            failed_gate=judgment.failed_gate,
+            **judgment.model_dump(include=_JUDGMENT_COLUMNS),
             model=judgment.model,
-            detail=detail,
+            detail=judgment.model_dump(mode="json", exclude=_JUDGMENT_COLUMNS),
         )
         session.add(row)
         session.flush()
@@ -418,11 +404,5 @@ def judgments_of(db: Database, decision_id: int) -> list[Judgment]:
 
 def judgment_from_row(row: JudgmentRow) -> Judgment:
     return Judgment.model_validate(
-        {
-            **row.detail,
-            "kind": row.kind,
-            "mode": row.mode,
-            "helpful": row.helpful,
-            "failed_gate": row.failed_gate,
-        }
+        {**row.detail, **{name: getattr(row, name) for name in _JUDGMENT_COLUMNS}}
     )

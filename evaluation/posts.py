@@ -209,16 +209,7 @@ class EvalRun:
         self.memory.credit([u.id for u in decision.trace.memory], judgment.mode, now)
         if self.distiller is None:
             return
-        lessons = [f"{lesson.phase}: {lesson.lesson}" for lesson in judgment.lessons]
-        episode = Episode(
-            source=f"eval:{item.id}",
-            signal="judge",
-            mode=judgment.mode,
-            claims=decision.trace.analysis.claims if decision.trace.analysis else (),
-            queries=[q for r in decision.trace.rounds for q in r.queries],
-            reply=decision.reply,
-            feedback="; ".join([*judgment.reasons, *lessons]),
-        )
+        episode = Episode.judged(f"eval:{item.id}", decision, judgment)
         try:
             items = distill(self.distiller, self.judge_ledger, episode, self.memory_cfg)
         except LLMError:

@@ -155,25 +155,34 @@ def read_rumors(path: str | Path) -> list[Rumor]:
     return rumors
 
 
-def read_qrels(path: str | Path) -> dict[str, set[str]]:
-    """Rumor id -> relevant tweet ids (relevance > 0). A rumor whose lines are all 0 keeps an
-    empty set: it is in the qrels and counts in the averages."""
-    qrels: dict[str, set[str]] = {}
+def _fields(path: str | Path, kind: str, layout: str) -> Iterator[tuple[str, list[str]]]:
+    """The blank-separated fields of each non-blank TREC line, with where the line is; a line
+    with another number of fields than `layout` names is a format error."""
     for number, line in _lines(path):
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 4:
-            raise TaskFiveFormatError(
-                f"{path}:{number}: qrels lines are 'rumor_id 0 tweet_id relevance'"
-            )
-        rumor, _iteration, doc, relevance = parts
-        try:
-            grade = int(relevance)
-        except ValueError as exc:
-            raise TaskFiveFormatError(f"{path}:{number}: relevance must be an int") from exc
+        if len(parts) != len(layout.split()):
+            raise TaskFiveFormatError(f"{path}:{number}: {kind} lines are '{layout}'")
+        yield f"{path}:{number}", parts
+
+
+def _int(value: str, where: str, name: str) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise TaskFiveFormatError(f"{where}: {name} must be an int") from exc
+
+
+def read_qrels(path: str | Path) -> dict[str, set[str]]:
+    """Rumor id -> relevant tweet ids (relevance > 0). A rumor whose lines are all 0 keeps an
+    empty set: it is in the qrels and counts in the averages."""
+    qrels: dict[str, set[str]] = {}
+    for where, (rumor, _iteration, doc, relevance) in _fields(
+        path, "qrels", "rumor_id 0 tweet_id relevance"
+    ):
         docs = qrels.setdefault(rumor, set())
-        if grade > 0:
+        if _int(relevance, where, "relevance") > 0:
             docs.add(doc)
     return qrels
 
@@ -192,19 +201,8 @@ def write_run(
 def read_run(path: str | Path) -> dict[str, list[str]]:
     """Rumor id -> tweet ids ordered by rank."""
     rows: dict[str, list[tuple[int, str]]] = {}
-    for number, line in _lines(path):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 6:
-            raise TaskFiveFormatError(
-                f"{path}:{number}: run lines are 'rumor_id Q0 tweet_id rank score tag'"
-            )
-        try:
-            rank = int(parts[3])
-        except ValueError as exc:
-            raise TaskFiveFormatError(f"{path}:{number}: rank must be an int") from exc
-        rows.setdefault(parts[0], []).append((rank, parts[2]))
+    for where, parts in _fields(path, "run", "rumor_id Q0 tweet_id rank score tag"):
+        rows.setdefault(parts[0], []).append((_int(parts[3], where, "rank"), parts[2]))
     return {rumor: [doc for _r, doc in sorted(items)] for rumor, items in rows.items()}
 
 

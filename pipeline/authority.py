@@ -62,12 +62,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.config import AuthorityAccount, AuthorityConfig, LLMConfig
 from pipeline.failures import PipelineFailure
+from pipeline.index_store import StoredIndex
 from pipeline.index_tables import (
-    EmbeddingSizeMismatch,
-    IndexSchemaError,
     authority_statements,
     check_embedding_dim,
-    open_index_engine,
 )
 from pipeline.lexical import clean_text, terms
 from pipeline.llm import CallLedger, LLMClient
@@ -205,12 +203,15 @@ def bm25_scores(
     return np.asarray(model.get_scores(list(query)), dtype=np.float64)
 
 
-class AuthorityIndex:
+class AuthorityIndex(StoredIndex):
     """Authority statements in the `authority_statements` table, with their terms and
     embeddings. `target` is the main database's Engine, a database URL, or a path for a
     standalone SQLite store (":memory:" for a throw-away index: the Task 5 evaluation builds
     one per rumor). Safe to use from several threads.
     """
+
+    kind = "authority"
+    error = AuthorityIndexError
 
     def __init__(
         self, target: str | Path | Engine, embedder: Embedder, *, cfg: AuthorityConfig | None = None
@@ -218,15 +219,7 @@ class AuthorityIndex:
         self._embedder = embedder
         self._cfg = cfg or AuthorityConfig()
         self._lock = threading.RLock()
-        try:
-            self._engine, self._owned = open_index_engine(target)
-            with self._engine.connect() as connection:
-                check_embedding_dim(connection, "authority", embedder.dim, "authority index")
-        except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
-            raise AuthorityIndexError(
-                f"cannot open the authority index in {target}: {exc}"
-            ) from exc
-        self._where = self._engine.url.render_as_string(hide_password=True)
+        self._open(target, embedder.dim)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -304,16 +297,6 @@ class AuthorityIndex:
                 .limit(1)
             ).first()
         return None if row is None else _statement(row)
-
-    def close(self) -> None:
-        if self._owned:
-            self._engine.dispose()
-
-    def __enter__(self) -> AuthorityIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def retrieve(
         self,

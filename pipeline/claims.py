@@ -18,8 +18,9 @@ nearest claims); each gets
 cosine alone, and such a match is at most weak. Each match gets a strength: strong
 (≥ `strong_threshold`: used as evidence automatically), weak (≥ `weak_threshold`: shown to
 moderators) or none, two thresholds as Meedan Check uses them. A match that scores strong but
-negates, reverses, changes a number of or swaps a name in the fact-checked claim
-(`pipeline.polarity`) is demoted to weak, the reason kept in `demoted`;
+negates, reverses, changes a number of or swaps a name in the fact-checked claim, or says
+something else on its topic (lacks its key predicate: `pipeline.polarity`) is demoted to
+weak, the reason kept in `demoted`;
 `pipeline.known_claims` adds the LLM's confirmation and the cross-language search. The
 defaults are measured in `bench/claim_polarity.py` (see `ClaimsConfig`). Ratings whose review
 URL belongs to a publisher the table rates EXCLUDED are ignored, reviews dated after the as-of

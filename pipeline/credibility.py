@@ -440,25 +440,9 @@ class PublisherTable:
             reference = next((c.reference for c in candidates if c.reference is not None), None)
             if reference is None:
                 reference = rule is not None and rule.reference
-            return PublisherRating(
-                query=domain_or_url,
-                domain=domain,
-                tier=best.tier,
-                reason=best.reason,
-                source=best.source,
-                matched=best.key,
-                reference=reference,
-            )
+            return _decided(domain_or_url, domain, best, best.key, reference)
         if rule is not None and suffix is not None:
-            return PublisherRating(
-                query=domain_or_url,
-                domain=domain,
-                tier=rule.tier,
-                reason=rule.reason,
-                source=rule.source,
-                matched=rule.pattern(suffix),
-                reference=rule.reference,
-            )
+            return _decided(domain_or_url, domain, rule, rule.pattern(suffix), rule.reference)
         return _unlisted(domain_or_url, domain, "publisher not in the table")
 
     def domains_for(self, tier: Tier) -> list[str]:
@@ -479,6 +463,21 @@ class PublisherTable:
     def suffixes_for(self, tier: Tier) -> list[str]:
         """Public suffixes a class rule puts in `tier` (`gov`, `ac.uk`), for `site:` filters."""
         return [s for r in CLASS_RULES if r.tier == tier and not r.by_domain for s in r.suffixes]
+
+
+def _decided(
+    query: str, domain: str, by: TableEntry | ClassRule, matched: str, reference: bool
+) -> PublisherRating:
+    """The rating a table entry or a class rule gives."""
+    return PublisherRating(
+        query=query,
+        domain=domain,
+        tier=by.tier,
+        reason=by.reason,
+        source=by.source,
+        matched=matched,
+        reference=reference,
+    )
 
 
 def _unlisted(query: str, domain: str, reason: str) -> PublisherRating:

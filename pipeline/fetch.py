@@ -32,7 +32,7 @@ import httpx
 from pipeline.config import FetchConfig
 from pipeline.extract import SUPPORTED_TYPES, extract_document, parse_content_type
 from pipeline.records import Document, utcnow
-from pipeline.ssrf import GuardedHttp, SSRFError, UnresolvableHostError, check_url
+from pipeline.ssrf import GuardedHttp, SSRFError, UnresolvableHostError, check_hop
 from pipeline.urls import canonical_url
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -277,12 +277,7 @@ class Fetcher(GuardedHttp):
 
 
 def _check(url: str, allow_hosts: list[str]) -> None:
-    try:
-        check_url(url, allow_hosts)
-    except UnresolvableHostError as exc:
-        raise FetchFailure(f"dns: {exc}", final_url=url) from exc
-    except SSRFError as exc:
-        raise FetchFailure(f"ssrf: {exc}", final_url=url) from exc
+    check_hop(url, allow_hosts, lambda reason, _transient: FetchFailure(reason, final_url=url))
 
 
 def _canonical_or_raw(url: str) -> str:

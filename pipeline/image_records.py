@@ -23,6 +23,8 @@ class DescriptionSource(StrEnum):
 
     VISION = "vision"  # the configured vision endpoint (with the OCR text beside it)
     OCR = "ocr"  # no vision endpoint: the text read offline, nothing about what it shows
+    # Neither a vision endpoint nor enough text: only what the recognition service named.
+    RECOGNITION = "recognition"
     NONE = "none"  # unreadable: neither a vision answer nor enough text
 
 
@@ -61,6 +63,18 @@ class ReverseMatch(BaseModel):
     tier: str = "unknown"  # the publisher's credibility tier, as for text search results
 
 
+class Recognition(BaseModel):
+    """A person, place or thing a configured recognition service named in the picture: data
+    from that service with its score, never an instruction and never our own guess."""
+
+    service: str  # the configured service that said so ("google_vision")
+    kind: str  # "landmark", "web entity" or "best guess" (the service's own label, unscored)
+    name: str
+    score: float | None = None  # the service's score; None for an unscored best guess
+    # Where a landmark is (latitude, longitude), as the service gives it.
+    location: tuple[float, float] | None = None
+
+
 class ImageReport(BaseModel):
     owner: str  # "post" or "quoted post"
     number: int  # 1-based place among the owner's images
@@ -79,6 +93,10 @@ class ImageReport(BaseModel):
     # matches kept (tiered, none dated after as-of), earliest dated first.
     reverse_search: str = ""
     reverse_matches: list[ReverseMatch] = Field(default_factory=list)
+    # Recognition by the configured service: what was done ("google_vision: 3 kept, 1 under
+    # the score floor", "skipped: ...", "failed: ...") and what it named, kept above the floor.
+    recognition: str = ""
+    recognised: list[Recognition] = Field(default_factory=list)
     error: str | None = None  # why the image could not be read (refused, undecodable, ...)
 
     @property

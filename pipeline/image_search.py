@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import httpx
+from pydantic import SecretStr
 
 from pipeline.config import ImagesConfig
 from pipeline.credibility import PublisherTable
@@ -47,10 +48,11 @@ class ReverseImageSearch(Protocol):
     def close(self) -> None: ...
 
 
-class LensSearch(HttpSearchProvider):
-    """SerpApi's `google_lens` engine (exact and visual matches)."""
+class KeyedImageService(HttpSearchProvider):
+    """An image service's JSON API client: its key and timeout from the images config (a missing
+    key raises `SearchError` naming `variable`), the key kept out of every error message."""
 
-    name = "google_lens"
+    variable: str = ""  # the environment variable that holds the key
 
     def __init__(
         self,
@@ -59,13 +61,27 @@ class LensSearch(HttpSearchProvider):
         client: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        key = required_secret(cfg.serpapi_api_key, self.name, "FACTNOTE_IMAGES__SERPAPI_API_KEY")
-        self._key = key.get_secret_value()
-        self._type = cfg.lens_type
-        super().__init__(timeout_s=cfg.reverse_timeout_s, client=client, retry=retry)
+        key, timeout_s = self._configure(cfg)
+        self._key = required_secret(key, self.name, self.variable).get_secret_value()
+        super().__init__(timeout_s=timeout_s, client=client, retry=retry)
+
+    def _configure(self, cfg: ImagesConfig) -> tuple[SecretStr | None, float]:
+        """Read this service's own settings; its key and timeout."""
+        raise NotImplementedError
 
     def _secrets(self) -> Sequence[str]:
         return (self._key,)
+
+
+class LensSearch(KeyedImageService):
+    """SerpApi's `google_lens` engine (exact and visual matches)."""
+
+    name = "google_lens"
+    variable = "FACTNOTE_IMAGES__SERPAPI_API_KEY"
+
+    def _configure(self, cfg: ImagesConfig) -> tuple[SecretStr | None, float]:
+        self._type = cfg.lens_type
+        return cfg.serpapi_api_key, cfg.reverse_timeout_s
 
     def find(self, image_url: str, *, limit: int) -> list[ReverseMatch]:
         data = self._request_json(

@@ -13,7 +13,9 @@ Per image (`ImageReader.read_post`):
 3. OCR (`pipeline.ocr`), offline, lines with their scores and boxes kept in the trace;
 4. description: with an LLM endpoint, a vision call on our own JPEG copy (<= `vision_side` px,
    detail "low": the model's server never fetches a stranger's URL, and EXIF never leaves);
-   without one, the OCR text alone. `ImageReport.described_by` says which.
+   without one, the OCR text alone. `ImageReport.described_by` says which. Places and people
+   are named only by a configured recognition service (`pipeline.image_recognition`), quoted as
+   its data with its scores; never by the vision model's guess.
 
 An image that cannot be taken in is a problem line, not a failure of the check; a model failure
 of the vision call raises (a technical failure of the request).
@@ -39,6 +41,12 @@ from pipeline.fetch import Fetcher
 from pipeline.image_embedding import ImageEmbedder, to_bytes
 from pipeline.image_hash import ImageStore, SeenImage, distance, phash
 from pipeline.image_intake import ImageUnreadable, IntakeImage, take_in
+from pipeline.image_recognition import (
+    KEY_VARIABLE,
+    ImageRecognizer,
+    above_floors,
+    recognition_line,
+)
 from pipeline.image_records import DescriptionSource, ImageMatch, ImageReport
 from pipeline.image_search import ReverseImageSearch, provenance_note, vetted
 from pipeline.lexical import terms
@@ -107,6 +115,7 @@ class ImageReader:
         reverse: ReverseImageSearch | None = None,
         publishers: PublisherTable | None = None,
         embedder: ImageEmbedder | None = None,
+        recognizer: ImageRecognizer | None = None,
     ) -> None:
         self.cfg = cfg
         self.fetcher = fetcher
@@ -119,6 +128,7 @@ class ImageReader:
         self.reverse = reverse
         self.publishers = publishers
         self.embedder = embedder if cfg.embedding else None
+        self.recognizer = recognizer
 
     @classmethod
     def for_kit(cls, kit: Toolkit) -> ImageReader:
@@ -133,6 +143,7 @@ class ImageReader:
             reverse=kit.reverse_images,
             publishers=kit.publishers,
             embedder=kit.image_embedder,
+            recognizer=kit.image_recognizer,
         )
 
     def read_post(self, post: Post, ledger: CallLedger, as_of: datetime) -> ImageStageResult:
@@ -180,6 +191,10 @@ class ImageReader:
         note = self._reverse_search(image.source, report, as_of)
         if note is not None:
             result.notes.append(note)
+        recognised = self._recognise(taken, report)
+        if report.recognition.startswith("failed"):
+            label = f"{report.owner} image {report.number}"
+            result.notes.append(f"{label}: recognition {report.recognition}")
         ocr_text = report.ocr_text
         if ocr_text:
             image.text = cut_text(_one_line(ocr_text), self.max_chars)
@@ -201,6 +216,9 @@ class ImageReader:
         elif _readable_chars(ocr_text) >= self.cfg.min_text_chars:
             report.described_by = DescriptionSource.OCR
             parts.append(f'Text in the image (read by OCR): "{_one_line(ocr_text)}"')
+        elif recognised:
+            report.described_by = DescriptionSource.RECOGNITION
+        parts.append(recognised)
         if image.alt_text:
             parts.append(f"Alt text: {image.alt_text}")
         description = ". ".join(p for p in parts if p)
@@ -208,6 +226,29 @@ class ImageReader:
             image.description = cut_text(description, self.max_chars)
         if report.described_by is DescriptionSource.NONE and not image.alt_text:
             report.error = "no text could be read in it and no vision model is configured"
+
+    def _recognise(self, taken: IntakeImage, report: ImageReport) -> str:
+        """Ask the configured recognition service about our own JPEG copy; the description's
+        sentence naming what it recognised above the floors, or "". A failure is recorded as
+        one, never as nothing recognised."""
+        if self.cfg.recognition == "none":
+            report.recognition = "off"
+            return ""
+        if self.recognizer is None:
+            report.recognition = f"skipped: no key ({KEY_VARIABLE})"
+            return ""
+        try:
+            found = self.recognizer.recognise(taken.jpeg(self.cfg.vision_side))
+        except SearchError as exc:
+            report.recognition = f"failed: {exc}"
+            return ""
+        report.recognised = above_floors(found, self.cfg)
+        dropped = len(found) - len(report.recognised)
+        report.recognition = (
+            f"{self.recognizer.name}: {len(report.recognised)} kept, {dropped} under the score "
+            "floor dropped"
+        )
+        return recognition_line(report.recognised)
 
     def _reverse_search(self, source: str, report: ImageReport, as_of: datetime) -> str | None:
         """Fill in the report's reverse-search status and matches; the provenance line for the
@@ -245,16 +286,7 @@ class ImageReader:
             # Two screenshots of one template are a few pHash bits apart whatever they say
             # (bench/image_similarity.py): pictures whose texts differ are only possibly one.
             differs = self._texts_differ(report, seen)
-            report.matches.append(
-                ImageMatch(
-                    sha256=seen.sha256,
-                    source=seen.source,
-                    distance=dist,
-                    fact_check_url=record.review_url if record else None,
-                    rating=(record.rating_text or record.rating.value) if record else None,
-                    possible=differs,
-                )
-            )
+            report.matches.append(_image_match(seen, record, dist, possible=differs))
             if record is not None and not differs:
                 matches.append(self._claim_match(record, dist, report, as_of))
         vector = self.embedder.embed(taken.image) if self.embedder is not None else None
@@ -303,12 +335,10 @@ class ImageReader:
             record = _fact_check_of(seen)
             dist = distance(report.phash, seen.phash)
             report.matches.append(
-                ImageMatch(
-                    sha256=seen.sha256,
-                    source=seen.source,
-                    distance=dist,
-                    fact_check_url=record.review_url if record else None,
-                    rating=(record.rating_text or record.rating.value) if record else None,
+                _image_match(
+                    seen,
+                    record,
+                    dist,
                     similarity=similarity,
                     possible=not self.cfg.embedding_auto_match,
                 )
@@ -339,6 +369,25 @@ class ImageReader:
             age_days=age,
             query=f"{report.owner} image {report.number} (pHash distance {dist})",
         )
+
+
+def _image_match(
+    seen: SeenImage,
+    record: ClaimRecord | None,
+    dist: int,
+    *,
+    possible: bool,
+    similarity: float | None = None,
+) -> ImageMatch:
+    return ImageMatch(
+        sha256=seen.sha256,
+        source=seen.source,
+        distance=dist,
+        fact_check_url=record.review_url if record else None,
+        rating=(record.rating_text or record.rating.value) if record else None,
+        similarity=similarity,
+        possible=possible,
+    )
 
 
 def _fact_check_of(seen: SeenImage) -> ClaimRecord | None:

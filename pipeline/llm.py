@@ -123,25 +123,23 @@ class CallLedger:
         with self._lock:
             return list(self._calls)
 
+    # The totals below read `calls`, a copy taken under the lock.
+
     @property
     def count(self) -> int:
-        with self._lock:
-            return len(self._calls)
+        return len(self.calls)
 
     @property
     def prompt_tokens(self) -> int:
-        with self._lock:
-            return sum(c.prompt_tokens for c in self._calls)
+        return sum(c.prompt_tokens for c in self.calls)
 
     @property
     def completion_tokens(self) -> int:
-        with self._lock:
-            return sum(c.completion_tokens for c in self._calls)
+        return sum(c.completion_tokens for c in self.calls)
 
     @property
     def cost_usd(self) -> float:
-        with self._lock:
-            return sum(c.cost_usd for c in self._calls)
+        return sum(c.cost_usd for c in self.calls)
 
     @property
     def estimated_count(self) -> int:

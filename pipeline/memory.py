@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -43,6 +43,10 @@ from pipeline.llm_output import DistillAnswer
 from pipeline.prompts import DISTILL_SYSTEM, distill_user, memory_block
 from pipeline.records import MemoryUse, utcnow
 from pipeline.relevance import Embedder
+
+if TYPE_CHECKING:
+    from pipeline.judge import Judgment
+    from pipeline.records import Decision
 
 TEXT_CHARS = 300  # a trigger or strategy is a sentence or two
 _HANDLE_RE = re.compile(r"(?<![\w@])@\w+")
@@ -303,6 +307,20 @@ class Episode:
     reply: str | None = None
     mode: Mode | None = None  # the judge's, for signal "judge"
     feedback: str = ""  # the judge's reasons and lessons, a rejection reason, an edit diff
+
+    @classmethod
+    def judged(cls, source: str, decision: Decision, judgment: Judgment) -> Episode:
+        """A judged decision as an episode; the judge's reasons and lessons are its feedback."""
+        lessons = [f"{lesson.phase}: {lesson.lesson}" for lesson in judgment.lessons]
+        return cls(
+            source=source,
+            signal="judge",
+            mode=judgment.mode,
+            claims=decision.trace.analysis.claims if decision.trace.analysis else (),
+            queries=[q for r in decision.trace.rounds for q in r.queries],
+            reply=decision.reply,
+            feedback="; ".join([*judgment.reasons, *lessons]),
+        )
 
 
 _JUDGE_KIND: dict[str, Kind] = {

@@ -3,19 +3,27 @@
 Sentence embeddings and word overlap score "X is safe" and "X is not safe" almost alike (the
 issue-14 measurement: 97-99% of negated or reversed claims matched strongly, a mean score drop
 of 0.06). A strong match is used without a human, so before it may be strong the two claims
-are compared by rule for the four changes that reverse or replace what a claim says:
+are compared by rule for the five changes that reverse or replace what a claim says:
 
 * negation: the parity of negation cues differs ("not", "never", "no longer", n't, "It is not
   true that", "false that", and the common cues of German, French, Spanish, Italian,
-  Portuguese and Dutch); two negations cancel, as in "It is not true that X is not Y";
+  Portuguese and Dutch); two negations cancel, as in "It is not true that X is not Y"; a
+  negated wording of the other text's positive word ("no longer" for "banned", "no country
+  … more than" for "the largest", "no risk" for "safe") is read as that word;
 * antonyms: one text uses one side of a curated pair (more/less, largest/smallest,
   increase/decrease, rise/fall, safe/dangerous, ...) and the other text only the other side,
   or a word and its negative prefix form (effective/ineffective, legal/illegal);
 * numbers: the post states a quantity, percentage, year or month the claim does not have
-  (digits with either separator, "2 million", number words); a post that leaves a number out
-  is still the same claim;
+  (digits with either separator, "2 million", number words), or counts time in another unit
+  ("for months" against "for three seconds"); a post that leaves a number out is still the
+  same claim;
 * named entities: each text names someone or something the other does not (capitalised
-  words not opening a sentence, acronyms, matched loosely so "Lebanese" finds "Lebanon").
+  words not opening a sentence, acronyms, matched loosely so "Lebanese" finds "Lebanon");
+* key predicates: one text asserts a predicate of `pipeline.polarity_predicates`' table
+  ("kills", "causes", "bans") and the other has no word for it: the same topic, another claim
+  ("Lemon water helps you stay hydrated when you have the flu" against "... kills the flu"),
+  or a near-verbatim copy puts one content word in place of another ("bacterial" for
+  "viral"); left out for texts that hardly share words (a post in another language).
 
 Any difference is a `Mismatch`; the caller demotes the match to a moderator suggestion and
 records why. The rules favour precision of strong matches over recall: a paraphrase that
@@ -32,6 +40,7 @@ from enum import StrEnum
 
 from pipeline import polarity_names as names
 from pipeline.lexical import ENGLISH_STOPWORDS, stem, strip_links
+from pipeline.polarity_predicates import predicate_difference, word_rows
 
 
 class MismatchKind(StrEnum):
@@ -39,6 +48,7 @@ class MismatchKind(StrEnum):
     ANTONYM = "antonym"
     NUMBER = "number"
     ENTITY = "entity"
+    PREDICATE = "predicate"
 
 
 ALL_KINDS = frozenset(MismatchKind)
@@ -132,6 +142,16 @@ def _vocabulary(words: list[str]) -> set[str]:
     return set(words) | {stem(w) for w in words} | {w[:5] for w in words if len(w) >= 5}
 
 
+def comparable(text: str, other: str) -> bool:
+    """Whether the two texts share enough words for word-level rules to line them up (texts
+    in two languages hardly do)."""
+    own = _content(_words(_fold(text)))
+    other_content = _content(_words(_fold(other)))
+    shorter = own if len(own) <= len(other_content) else other_content
+    longer = _vocabulary(other_content if shorter is own else own)
+    return bool(shorter) and sum(_has(w, longer) for w in shorter) >= _COMPARABLE * len(shorter)
+
+
 def scoped_cues(text: str, other: str) -> list[str]:
     """The negation cues of `text` that deny something `other` also says. A word cue whose
     next content words ("not [safe for pregnant]") are all absent from `other` denies
@@ -139,11 +159,7 @@ def scoped_cues(text: str, other: str) -> list[str]:
     ("It is false that") and cues with no content word after them always count. Texts that
     hardly share words (other languages) keep every cue."""
     vocabulary = _vocabulary(_words(_fold(other)))
-    own = _content(_words(_fold(text)))
-    other_content = _content(_words(_fold(other)))
-    shorter = own if len(own) <= len(other_content) else other_content
-    longer = _vocabulary(other_content if shorter is own else own)
-    if not shorter or sum(_has(w, longer) for w in shorter) < _COMPARABLE * len(shorter):
+    if not comparable(text, other):
         return negation_cues(text)
     cues: list[str] = []
     for sentence in _SENTENCE_END_RE.split(_fold(text)):
@@ -156,6 +172,39 @@ def scoped_cues(text: str, other: str) -> list[str]:
                 cues.append(word)
         cues += _phrase_cues(_CONTRACTION_RE.sub(" ", sentence))
     return cues
+
+
+# Negated wordings that say what a positive word of the other text says: "no longer" for
+# "ended"/"banned", "no country … more than" for "the largest", "no risk" for "safe". Such a
+# "no" is no negation cue when the other text has the positive word and this one does not
+# ("no longer banned" still denies "banned").
+_POSITIVE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str], str | None], ...] = (
+    (
+        re.compile(r"\bno longer\b", re.IGNORECASE),
+        re.compile(r"\b(?:end|ended|ends|ban|bans|banned|stop|stopped|halt|halted|over)\b", re.I),
+        None,
+    ),
+    (
+        re.compile(r"\bno (?:\w+ ){1,4}?(?:more|less|fewer|\w{2,}er) (?:\w+ ){0,3}?than\b", re.I),
+        re.compile(r"\b(?:most|least|fewest|\w{2,}est)\b", re.IGNORECASE),
+        None,
+    ),
+    (
+        re.compile(r"\bno (?:special |real |serious |health )?(?:risk|danger|threat)\b", re.I),
+        re.compile(r"\b(?:safe|safely|harmless)\b", re.IGNORECASE),
+        "safe",  # so the antonym rule does not read "risk" against "safe"
+    ),
+)
+
+
+def _without_positive_forms(text: str, other: str) -> str:
+    for negated, positive, replacement in _POSITIVE_FORMS:
+        if positive.search(other) and not positive.search(text):
+            if replacement is None:  # the phrase without its leading "no "
+                text = negated.sub(lambda m: m.group(0)[3:], text)
+            else:
+                text = negated.sub(replacement, text)
+    return text
 
 
 def _negation(post: str, claim: str) -> Mismatch | None:
@@ -175,91 +224,59 @@ def _cue_list(cues: list[str]) -> str:
 # --- antonyms ---------------------------------------------------------------------------------
 
 
-# Each pair: two families that say opposite things. Synonyms share a family so that a
-# rewording ("reduces" for "lowers") is not a swap.
-ANTONYM_PAIRS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
-    (
-        _family(
-            "increase increases increased increasing rise rises rising rose risen raise raises "
-            "raised raising grow grows grew growing grown boost boosts boosted soar soars "
-            "soared surge surges surged jump jumped climb climbs climbed higher"
-        ),
-        _family(
-            "decrease decreases decreased decreasing fall falls fell fallen falling drop drops "
-            "dropped dropping decline declines declined declining reduce reduces reduced "
-            "reducing lower lowers lowered lowering shrink shrinks shrank shrunk plunge "
-            "plunges plunged slump slumped"
-        ),
-    ),
-    (_family("more greater larger bigger"), _family("less fewer smaller")),
-    (
-        _family("largest biggest highest most greatest maximum"),
-        _family("smallest lowest least fewest minimum"),
-    ),
-    (_family("best"), _family("worst")),
-    (
-        _family("better improve improves improved improving"),
-        _family("worse worsen worsens worsened worsening"),
-    ),
-    (
-        _family("safe safer safest harmless"),
-        _family("dangerous unsafe harmful deadly toxic riskier"),
-    ),
-    (
-        _family("effective efficacious"),
-        _family("ineffective useless"),
-    ),
-    (
-        _family("legal lawful allowed permitted legalised legalized"),
-        _family("illegal unlawful banned forbidden prohibited outlawed"),
-    ),
-    (_family("approve approves approved approval"), _family("reject rejects rejected rejection")),
-    (
-        _family("support supports supported endorse endorses endorsed backed"),
-        _family("oppose opposes opposed"),
-    ),
-    (_family("accept accepts accepted"), _family("refuse refuses refused decline")),
-    (_family("win wins won winning winner"), _family("lose loses lost losing loser")),
-    (_family("alive survived survives"), _family("dead died dies killed")),
-    (
-        _family("prevent prevents prevented preventing protect protects protected protecting"),
-        _family("cause causes caused causing"),
-    ),
-    (_family("cure cures cured heal heals healed"), _family("worsen worsens")),
-    (_family("open opens opened reopen reopened"), _family("closes closed shut shuts")),
-    (_family("before earlier"), _family("after later")),
-    (_family("above exceeds"), _family("below")),
-    (_family("rich richer richest wealthy"), _family("poor poorer poorest")),
-    (_family("cheap cheaper cheapest"), _family("expensive costlier")),
-    (
-        _family("hot hotter hottest warm warmer warming"),
-        _family("cold colder coldest cool cooler cooling"),
-    ),
-    (_family("guilty convicted"), _family("innocent acquitted")),
-    (_family("import imports imported"), _family("export exports exported")),
-    (_family("include includes included"), _family("exclude excludes excluded")),
-    (
-        _family("strengthen strengthens strengthened boost boosts boosted"),
-        _family("weaken weakens weakened"),
-    ),
-    (_family("strong stronger strongest"), _family("weak weaker weakest")),
-    (_family("benefit benefits beneficial"), _family("harm harms")),
-    (_family("majority"), _family("minority")),
-    (_family("help helps helped helping"), _family("hurt hurts hurting")),
-    (_family("kill kills killed killing"), _family("save saves saved saving")),
-    (_family("positive"), _family("negative")),
-    (_family("gain gains gained gaining"), _family("lose loses lost losing")),
-    (_family("good"), _family("bad")),
-    (_family("calm calmer calming relaxed"), _family("hyperactive agitated restless")),
-    (_family("high"), _family("low")),
-    (_family("thick thicker thickest"), _family("thin thinner thinnest")),
-    (
-        _family("mehr höher größte steigt gestiegen"),
-        _family("weniger niedriger kleinste sinkt gesunken"),
-    ),
-    (_family("plus hausse augmente augmenté"), _family("moins baisse diminue diminué")),
-    (_family("más aumenta aumentó sube subió"), _family("menos disminuye disminuyó baja bajó")),
-)
+# Each row: two families that say opposite things ("left | right"). Synonyms share a family so
+# that a rewording ("reduces" for "lowers") is not a swap.
+_ANTONYMS = """
+increase increases increased increasing rise rises rising rose risen raise raises raised \
+    raising grow grows grew growing grown boost boosts boosted soar soars soared surge \
+    surges surged jump jumped climb climbs climbed higher | decrease decreases decreased \
+    decreasing fall falls fell fallen falling drop drops dropped dropping decline declines \
+    declined declining reduce reduces reduced reducing lower lowers lowered lowering \
+    shrink shrinks shrank shrunk plunge plunges plunged slump slumped
+more greater larger bigger | less fewer smaller
+largest biggest highest most greatest maximum | smallest lowest least fewest minimum
+best | worst
+better improve improves improved improving | worse worsen worsens worsened worsening
+safe safer safest harmless | dangerous unsafe harmful deadly toxic riskier risk risks risky
+effective efficacious | ineffective useless
+legal lawful allowed permitted legalised legalized | illegal unlawful banned forbidden \
+    prohibited outlawed
+approve approves approved approval | reject rejects rejected rejection
+support supports supported endorse endorses endorsed backed | oppose opposes opposed
+accept accepts accepted | refuse refuses refused decline
+win wins won winning winner | lose loses lost losing loser
+alive survived survives | dead died dies killed
+prevent prevents prevented preventing protect protects protected protecting | cause causes \
+    caused causing
+cure cures cured heal heals healed | worsen worsens
+open opens opened reopen reopened | closes closed shut shuts
+before earlier | after later
+above exceeds | below
+rich richer richest wealthy | poor poorer poorest
+cheap cheaper cheapest | expensive costlier
+hot hotter hottest warm warmer warming | cold colder coldest cool cooler cooling
+guilty convicted | innocent acquitted
+import imports imported | export exports exported
+include includes included | exclude excludes excluded
+strengthen strengthens strengthened boost boosts boosted | weaken weakens weakened
+strong stronger strongest | weak weaker weakest
+benefit benefits beneficial | harm harms
+majority | minority
+help helps helped helping | hurt hurts hurting
+kill kills killed killing | save saves saved saving
+positive | negative
+gain gains gained gaining | lose loses lost losing
+good | bad
+calm calmer calming relaxed | hyperactive agitated restless
+high | low
+thick thicker thickest | thin thinner thinnest
+east eastern | west western
+north northern | south southern
+mehr höher größte steigt gestiegen | weniger niedriger kleinste sinkt gesunken
+plus hausse augmente augmenté | moins baisse diminue diminué
+más aumenta aumentó sube subió | menos disminuye disminuyó baja bajó
+"""
+ANTONYM_PAIRS = word_rows(_ANTONYMS)
 # A negative prefix on a word the other text has ("effective" / "ineffective"); the base must
 # be long enough to be a word of its own, and these bases make ordinary words when prefixed.
 _NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis", "de")
@@ -409,11 +426,35 @@ def _dated(words: list[str], i: int) -> bool:
     return any(_DIGITS_RE.fullmatch(w) for w in near)
 
 
+# Units of time, singular: "for months" against "for three seconds" is another quantity
+# even when the post gives no number.
+_TIME_UNITS = {
+    w: w.removesuffix("s")
+    for w in _family_order(
+        "second seconds minute minutes hour hours day days week weeks month months year years"
+    )
+}
+
+
+def _units(text: str) -> set[str]:
+    return {_TIME_UNITS[w] for w in _words(_fold(text)) if w in _TIME_UNITS}
+
+
+def _changed_unit(post: str, claim: str) -> Mismatch | None:
+    ours, theirs = _units(post), _units(claim)
+    if ours - theirs and theirs - ours:
+        return Mismatch(
+            MismatchKind.NUMBER,
+            f"post counts in {_join(ours - theirs)}, fact-checked claim in {_join(theirs - ours)}",
+        )
+    return None
+
+
 def _number(post: str, claim: str) -> Mismatch | None:
     ours, theirs = quantities(post), quantities(claim)
     extra = ours - theirs
     if not extra:
-        return None
+        return _changed_unit(post, claim)
     shown = ", ".join(sorted(extra))
     return Mismatch(
         MismatchKind.NUMBER,
@@ -435,6 +476,12 @@ def _entity(post: str, claim: str) -> Mismatch | None:
     return Mismatch(MismatchKind.ENTITY, found) if found else None
 
 
+def _predicate(post: str, claim: str) -> Mismatch | None:
+    # The table is English: a post in another language has no word of it.
+    found = predicate_difference(post, claim) if comparable(post, claim) else None
+    return Mismatch(MismatchKind.PREDICATE, found) if found else None
+
+
 # --- all together -----------------------------------------------------------------------------
 
 _CHECKS = (
@@ -442,6 +489,7 @@ _CHECKS = (
     (MismatchKind.ANTONYM, _antonym),
     (MismatchKind.NUMBER, _number),
     (MismatchKind.ENTITY, _entity),
+    (MismatchKind.PREDICATE, _predicate),
 )
 
 
@@ -451,10 +499,12 @@ def compare(
     """Every way the post's claim reverses or replaces the fact-checked claim (empty: none
     found, so a strong match may stand)."""
     wanted = set(kinds)
+    post = _without_positive_forms(post_claim, checked_claim)
+    claim = _without_positive_forms(checked_claim, post_claim)
     found = []
     for kind, check in _CHECKS:
         if kind in wanted:
-            mismatch = check(post_claim, checked_claim)
+            mismatch = check(post, claim)
             if mismatch is not None:
                 found.append(mismatch)
     return found

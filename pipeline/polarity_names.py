@@ -3,7 +3,8 @@ something else than the fact-checked claim?
 
 Names are runs of capitalised words and acronyms, less function words, month names and
 sentence openers that are ordinary words. Two names are the same when a word of one is a word
-of the other up to a short ending ("Lebanese" and "Lebanon", "Salameh" and "Salama"), an
+of the other up to a short ending ("Lebanese" and "Lebanon", "Salameh" and "Salama") or
+both romanise one name ("Saied" and "Saeed", "Mousa" and "Musa"), an
 acronym spells out the other ("US", "United States"; "PSG", "Paris Saint-Germain"), or both
 are writings of one name in `_ALIASES` ("America" and "the United States", "Covid" and "the
 coronavirus"). A name counts as present when any of its words is, so "Trump" stands for
@@ -196,7 +197,22 @@ def same_name_word(a: str, b: str) -> bool:
     if a == b:
         return True
     shared = len(_common_prefix(a, b))
-    return shared >= _STEM and len(a) - shared <= _ENDING and len(b) - shared <= _ENDING
+    if shared >= _STEM and len(a) - shared <= _ENDING and len(b) - shared <= _ENDING:
+        return True
+    return _transliterated(a, b)
+
+
+_SKELETON_DROP = re.compile(r"[aeiouyhw]")
+
+
+def _transliterated(a: str, b: str) -> bool:
+    """Two romanisations of one name ("Saied"/"Saeed", "Riad"/"Riyad", "Mousa"/"Musa"): the
+    same first letter and the same consonants once vowels, y, h and w are dropped and doubled
+    letters merged ("Iran" and "Iraq" stay apart); names of four letters or more."""
+    if a[:1] != b[:1] or min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > 2:
+        return False
+    skeletons = [re.sub(r"(.)\1+", r"\1", _SKELETON_DROP.sub("", w)) for w in (a[1:], b[1:])]
+    return skeletons[0] == skeletons[1] != ""
 
 
 def _common_prefix(a: str, b: str) -> str:

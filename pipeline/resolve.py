@@ -34,7 +34,7 @@ from pipeline.config import CredibilityConfig, FetchConfig
 from pipeline.credibility import PublisherRating, PublisherTable
 from pipeline.domains import parse_host
 from pipeline.redirectors import offline_target, redirector_for
-from pipeline.ssrf import GuardedHttp, SSRFError, UnresolvableHostError, check_host, check_url
+from pipeline.ssrf import GuardedHttp, SSRFError, UnresolvableHostError, check_hop, check_host
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Answers to HEAD from servers that only implement GET.
@@ -214,12 +214,7 @@ def _join(base: str, location: str | None, status: int) -> str:
 
 
 def _check_hop(url: str, allow_hosts: Collection[str]) -> None:
-    try:
-        check_url(url, allow_hosts)
-    except UnresolvableHostError as exc:
-        raise _Unresolved(f"dns: {exc}", transient=True) from exc
-    except SSRFError as exc:
-        raise _Unresolved(f"ssrf: {exc}") from exc
+    check_hop(url, allow_hosts, lambda reason, transient: _Unresolved(reason, transient=transient))
 
 
 def _check_target(url: str, allow_hosts: Collection[str]) -> None:

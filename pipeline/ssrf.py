@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, Self
 
 import httpcore
@@ -195,6 +195,20 @@ def check_url(url: str, allow_hosts: Collection[str] = ()) -> list[IPAddress]:
         raise SSRFError(f"refused invalid host: {exc}") from exc
     port = parsed.port or (443 if scheme == "https" else 80)
     return check_host(host, port, allow_hosts)
+
+
+def check_hop(
+    url: str, allow_hosts: Collection[str], refused: Callable[[str, bool], Exception]
+) -> None:
+    """`check_url` on one hop of a request, a refusal raised as the caller's own error,
+    `refused(reason, transient)`: "dns: ..." for a host that does not resolve (transient: it
+    may resolve later), else "ssrf: ..."."""
+    try:
+        check_url(url, allow_hosts)
+    except UnresolvableHostError as exc:
+        raise refused(f"dns: {exc}", True) from exc
+    except SSRFError as exc:
+        raise refused(f"ssrf: {exc}", False) from exc
 
 
 class _GuardedBackend(httpcore.SyncBackend):

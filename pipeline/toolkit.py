@@ -22,8 +22,9 @@ from pipeline.claims import ClaimIndex
 from pipeline.config import PipelineConfig
 from pipeline.credibility import PublisherTable
 from pipeline.fetch import DocumentStore, Fetcher
-from pipeline.image_embedding import ImageEmbedder, get_image_embedder
+from pipeline.image_embedding import ImageEmbedder, embedder_for
 from pipeline.image_hash import ImageStore, MemoryImageStore
+from pipeline.image_recognition import ImageRecognizer, build_recognizer
 from pipeline.image_search import ReverseImageSearch, build_reverse_search
 from pipeline.llm import LLMClient
 from pipeline.memory import MemoryBank
@@ -52,6 +53,7 @@ class Toolkit:
     ocr: OcrEngine | None = None
     reverse_images: ReverseImageSearch | None = None  # None: no key, the stage is skipped
     image_embedder: ImageEmbedder | None = None  # None: pHash only (images.embedding off)
+    image_recognizer: ImageRecognizer | None = None  # None: no key, the stage is skipped
     # Experience memory (pipeline.memory), set by whoever holds the store; None: no memory.
     memory: MemoryBank | None = None
 
@@ -96,9 +98,8 @@ class Toolkit:
             images=images if images is not None else MemoryImageStore(),
             ocr=get_ocr(cfg.images) if cfg.images.ocr else None,
             reverse_images=build_reverse_search(cfg.images),
-            image_embedder=(
-                get_image_embedder(cfg.images.embedding_side) if cfg.images.embedding else None
-            ),
+            image_recognizer=build_recognizer(cfg.images),
+            image_embedder=embedder_for(cfg.images),
         )
 
     def get_document(self, url: str) -> Document:
@@ -112,8 +113,9 @@ class Toolkit:
 
     def close(self) -> None:
         self.fetcher.close()
-        if self.reverse_images is not None:
-            self.reverse_images.close()
+        for client in (self.reverse_images, self.image_recognizer):
+            if client is not None:
+                client.close()
         for index in (self.local_index, self.claim_index, self.authority_index):
             if index is not None:
                 index.close()

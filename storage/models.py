@@ -385,6 +385,13 @@ class ImageRow(Base):
 
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
     phash: Mapped[str] = mapped_column(String(16), index=True)
+    # The pHash's four 16-bit bands (bits 0-15, 16-31, 32-47, 48-63), each indexed: two hashes
+    # within distance d agree within d // 4 bits on one band at least, so a near-duplicate
+    # lookup reads only the rows one band lets through (`storage.images`).
+    phash_b0: Mapped[int] = mapped_column(Integer, index=True)
+    phash_b1: Mapped[int] = mapped_column(Integer, index=True)
+    phash_b2: Mapped[int] = mapped_column(Integer, index=True)
+    phash_b3: Mapped[int] = mapped_column(Integer, index=True)
     source: Mapped[str] = mapped_column(Text)
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The fact-check that carries this image (a ClaimRecord as JSON), if any.

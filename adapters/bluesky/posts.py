@@ -21,8 +21,9 @@ from atproto import models
 from adapters.base import PlatformError, SocialPost, TargetStatus
 from adapters.bluesky.client import PAGE_LIMIT, BlueskyClient
 from adapters.bluesky.errors import NotFound
+from adapters.bluesky.records import quoted_ref
 from adapters.bluesky.times import server_time
-from adapters.bluesky.views import post_from_record_view, post_from_view, record_view
+from adapters.bluesky.views import post_from_record_view, post_from_view
 
 _log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class PostReader:
         return self._resolve_by_uri(parent_uri, allowed)
 
     def _resolve_quoted(self, view: Any, quoted_uri: str, allowed: bool) -> Resolution:
-        embedded = record_view(view.embed)
+        embedded = quoted_ref(view.embed, view=True)
         if isinstance(embedded, models.AppBskyEmbedRecord.ViewRecord):
             target = post_from_record_view(embedded, self._is_bot)
             if target is not None:

@@ -84,11 +84,17 @@ def facet_mentions(facets: Any) -> set[str]:
     }
 
 
-def quoted_ref(embed: Any) -> Any:
-    """The strong ref of a quoted post in a post record's embed, if any."""
-    if isinstance(embed, models.AppBskyEmbedRecord.Main):
+def quoted_ref(embed: Any, *, view: bool = False) -> Any:
+    """The quoted post in an embed, if any: its strong ref in a post record's embed, or with
+    `view` its record view in a post view's embed. A record-with-media embed holds it one level
+    deeper."""
+    if view:
+        plain, with_media = models.AppBskyEmbedRecord.View, models.AppBskyEmbedRecordWithMedia.View
+    else:
+        plain, with_media = models.AppBskyEmbedRecord.Main, models.AppBskyEmbedRecordWithMedia.Main
+    if isinstance(embed, plain):
         return embed.record
-    if isinstance(embed, models.AppBskyEmbedRecordWithMedia.Main):
+    if isinstance(embed, with_media):
         return embed.record.record
     return None
 

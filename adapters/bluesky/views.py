@@ -15,7 +15,7 @@ from atproto import models
 from atproto_client.models.dot_dict import DotDict
 
 from adapters.base import MediaRef, PlatformError, SocialPost, readable_text, storable
-from adapters.bluesky.records import facet_links, post_record
+from adapters.bluesky.records import facet_links, post_record, quoted_ref
 from adapters.bluesky.times import parse_time_or
 
 BOT_LABEL = "bot"
@@ -39,21 +39,12 @@ def permalink(handle: str | None, did: str, uri: str) -> str:
     return f"https://bsky.app/profile/{actor}/post/{uri.rsplit('/', 1)[-1]}"
 
 
-def record_view(embed: Any) -> Any:
-    """The quoted record's view inside a post view's embed, if any."""
-    if isinstance(embed, models.AppBskyEmbedRecord.View):
-        return embed.record
-    if isinstance(embed, models.AppBskyEmbedRecordWithMedia.View):
-        return embed.record.record
-    return None
-
-
 def post_from_view(view: Any, is_bot: Callable[[Any], bool]) -> SocialPost:
     record, notes = post_record(view.record, view.indexed_at)
     if record is None:
         raise PlatformError(f"{view.uri}: {'; '.join(notes)}", retryable=False)
     embeds = [view.embed] if view.embed is not None else []
-    quoted_view = record_view(view.embed)
+    quoted_view = quoted_ref(view.embed, view=True)
     quoted = (
         post_from_record_view(quoted_view, is_bot)
         if isinstance(quoted_view, models.AppBskyEmbedRecord.ViewRecord)

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import progress
-from bot.commands.db_open import INDEX_HELP, index_store, missing_file
+from bot.commands.db_open import INDEX_HELP, index_store, require_file
 from bot.commands.output import say, warn
 from bot.commands.settings import loaded, section
 from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, RelevanceConfig
@@ -166,12 +166,12 @@ def _import_images(
     """Fetch and remember the images `source`'s reviews carry; a failure line per image not
     taken in."""
     from pipeline.config import ImagesConfig
-    from pipeline.image_embedding import get_image_embedder
+    from pipeline.image_embedding import embedder_for
     from pipeline.image_factchecks import store_fact_check_images
     from pipeline.ocr import get_ocr
 
     cfg = section(ctx, "images", ImagesConfig)
-    embedder = get_image_embedder(cfg.embedding_side) if cfg.embedding else None
+    embedder = embedder_for(cfg)
     fetcher, store = fetcher_and_store
     taken = store_fact_check_images(
         records, urls, fetcher, cfg, store, embedder=embedder, ocr=get_ocr(cfg) if cfg.ocr else None
@@ -211,10 +211,7 @@ def match(
     index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated."""
-    absent = missing_file(index)
-    if absent is not None:
-        warn(f"no claim index at {absent} (add fact-checks with `factnote claims import`)")
-        raise typer.Exit(1)
+    require_file(index, "claim index", "add fact-checks with `factnote claims import`")
     with _open(ctx, index) as claims_index:
         if len(claims_index) == 0:
             warn("the claim index is empty (add fact-checks with `factnote claims import`)")

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from sqlalchemy import Engine
 
+from bot.commands.output import warn
 from bot.commands.settings import loaded
 
 INDEX_HELP = "A standalone index (a SQLite path or a database URL) instead of the main database."
@@ -19,13 +20,16 @@ def is_url(target: str) -> bool:
     return "://" in target
 
 
-def missing_file(target: str | None) -> Path | None:
-    """The path of a standalone SQLite index that does not exist (reading it would create an
-    empty one); None for the main database, a URL or an existing file."""
+def require_file(target: str | None, name: str, hint: str) -> None:
+    """End a reading command when `target` names a standalone SQLite index that does not
+    exist (reading it would create an empty one), saying so with `hint` on how to fill it; the
+    main database, a URL and an existing file pass."""
     if target is None or is_url(target) or target == ":memory:":
-        return None
+        return
     path = Path(target)
-    return None if path.is_file() else path
+    if not path.is_file():
+        warn(f"no {name} at {path} ({hint})")
+        raise typer.Exit(1)
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import progress
-from bot.commands.db_open import INDEX_HELP, index_store, missing_file
+from bot.commands.db_open import INDEX_HELP, index_store, require_file
 from bot.commands.output import say, warn
 from bot.commands.settings import section
 from bot.dates import parse_when
@@ -255,10 +255,7 @@ def search(
     index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Search the index as the pipeline does (lexical and dense, fused)."""
-    absent = missing_file(index)
-    if absent is not None:
-        warn(f"no index at {absent} (add documents with `factnote index add`)")
-        raise typer.Exit(1)
+    require_file(index, "index", "add documents with `factnote index add`")
     with _open(ctx, index) as local:
         results = local.search(query, limit=limit)
     if as_json:

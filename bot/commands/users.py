@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Literal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -23,14 +25,23 @@ app = typer.Typer(help="Review-app accounts: moderators and admins.", no_args_is
 RoleName = Literal["admin", "senior", "moderator"]
 
 
-def _db(ctx: typer.Context) -> Database:
-    settings: Settings = ctx.obj
-    return Database(settings.database_url)
-
-
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     Console(stderr=True, highlight=False).print(Text(message))
     raise typer.Exit(1)
+
+
+@contextmanager
+def _database(ctx: typer.Context) -> Iterator[Database]:
+    """The settings' database, disposed of afterwards; a refused account change (`UserError`)
+    ends the command with its message."""
+    settings: Settings = ctx.obj
+    db = Database(settings.database_url)
+    try:
+        yield db
+    except users.UserError as exc:
+        _fail(str(exc))
+    finally:
+        db.dispose()
 
 
 def _read_password(from_stdin: bool) -> str:
@@ -54,40 +65,24 @@ def add(
 ) -> None:
     """Add an account. The password is prompted for (or read from stdin), never an argument."""
     password = _read_password(password_stdin)
-    db = _db(ctx)
-    try:
+    with _database(ctx) as db:
         account = users.add_user(db, username, password, role)
-    except users.UserError as exc:
-        _fail(str(exc))
-        return
-    finally:
-        db.dispose()
     typer.echo(f"added {account.username} ({account.role})")
 
 
 @app.command("disable")
 def disable(ctx: typer.Context, username: str = typer.Argument(...)) -> None:
     """Disable an account: it can no longer log in, and its open sessions end."""
-    db = _db(ctx)
-    try:
+    with _database(ctx) as db:
         users.disable_user(db, username)
-    except users.UserError as exc:
-        _fail(str(exc))
-    finally:
-        db.dispose()
     typer.echo(f"disabled {username}")
 
 
 @app.command("enable")
 def enable(ctx: typer.Context, username: str = typer.Argument(...)) -> None:
     """Re-enable a disabled account."""
-    db = _db(ctx)
-    try:
+    with _database(ctx) as db:
         users.enable_user(db, username)
-    except users.UserError as exc:
-        _fail(str(exc))
-    finally:
-        db.dispose()
     typer.echo(f"enabled {username}")
 
 
@@ -102,28 +97,22 @@ def unlock(
     """Lift a login lockout (too many failed logins) now, and forget the failures."""
     if not username and not address:
         _fail("give a username, --address, or both")
-        return
-    db = _db(ctx)
-    try:
+    with _database(ctx) as db:
         if username:
             had = users.unlock_user(db, username)
             typer.echo(f"unlocked {username}" if had else f"{username} was not locked")
         if address:
             had = users.unlock_address(db, address)
             typer.echo(f"unlocked address {address}" if had else f"{address} was not locked")
-    except users.UserError as exc:
-        _fail(str(exc))
-    finally:
-        db.dispose()
 
 
 @app.command("list")
 def list_(ctx: typer.Context, json_: bool = typer.Option(False, "--json")) -> None:
     """Accounts, their roles and whether they are active."""
-    db = _db(ctx)
-    accounts = users.list_users(db)
-    locked = {lk.key: lk.until for lk in users.lockouts(db, utcnow()) if lk.scope == users.ACCOUNT}
-    db.dispose()
+    with _database(ctx) as db:
+        accounts = users.list_users(db)
+        now = utcnow()
+        locked = {lk.key: lk.until for lk in users.lockouts(db, now) if lk.scope == users.ACCOUNT}
     if json_:
         typer.echo(
             json.dumps(

@@ -26,13 +26,11 @@ from sqlalchemy.exc import ResourceClosedError, SQLAlchemyError
 
 from pipeline.config import RelevanceConfig
 from pipeline.fulltext import document_hits, fts5_expression, query_words
+from pipeline.index_store import StoredIndex
 from pipeline.index_tables import (
-    EmbeddingSizeMismatch,
-    IndexSchemaError,
     check_embedding_dim,
     local_documents,
     local_passages,
-    open_index_engine,
 )
 from pipeline.records import Document, SearchResult
 from pipeline.relevance import Embedder, split_passages
@@ -126,13 +124,15 @@ class _Hit:
     fused: float = 0.0
 
 
-class LocalIndex:
+class LocalIndex(StoredIndex):
     """A `SearchProvider` over the documents in `local_documents`. `target` is the main
     database's Engine, a database URL, or a path for a standalone SQLite store. Safe to search
     from several threads."""
 
     name = "local"
     max_sites = 1000
+    kind = "local"
+    error = LocalIndexError
 
     def __init__(
         self,
@@ -154,14 +154,7 @@ class LocalIndex:
         self._lock = threading.RLock()
         self._dense: _DenseMatrix | None = None
         self._writes = 0
-        try:
-            self._engine, self._owned = open_index_engine(target)
-            if self._embedder is not None:
-                with self._engine.connect() as connection:
-                    check_embedding_dim(connection, "local", self._embedder.dim, "local index")
-        except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
-            raise LocalIndexError(f"cannot open the local index in {target}: {exc}") from exc
-        self._where = self._engine.url.render_as_string(hide_password=True)
+        self._open(target, None if embedder is None else embedder.dim)
         self._closed = False
 
     def _connect(self) -> Connection:
@@ -262,14 +255,7 @@ class LocalIndex:
 
     def close(self) -> None:
         self._closed = True
-        if self._owned:
-            self._engine.dispose()
-
-    def __enter__(self) -> LocalIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().close()
 
     def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
         """Up to `limit` documents, best first, `rank` from 1. Raises `SearchError` when the

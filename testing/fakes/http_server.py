@@ -20,9 +20,11 @@ import mimetypes
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from testing.fakes.background import BackgroundServer
 
 # An endless body stops after this much even if the client never hangs up, so that a broken
 # client under test cannot fill memory or run forever.
@@ -72,54 +74,20 @@ class Route:
 Handler = Route | Callable[[RecordedRequest], Route]
 
 
-class LocalHTTPServer:
+class LocalHTTPServer(BackgroundServer):
     """A threaded HTTP/1.0 server on 127.0.0.1 with an ephemeral port."""
 
     def __init__(self, root: Path | None = None, host: str = "127.0.0.1") -> None:
+        super().__init__(host)
         self.root = root
-        self.host = host
         self._routes: dict[str, Handler] = {}
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # lifecycle
-
-    def start(self) -> LocalHTTPServer:
-        server = ThreadingHTTPServer((self.host, 0), _make_handler(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> LocalHTTPServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # addresses
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("server not started")
-        return int(self._server.server_address[1])
 
     @property
     def base_url(self) -> str:

@@ -17,11 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from pipeline.config import LLMConfig
 from pipeline.llm import STEP_HEADER
+from testing.fakes.background import BackgroundServer
 
 NO_STEP = ""
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -149,57 +150,30 @@ class _Script:
         return to_reply(self._replies[index])
 
 
-class FakeLLM:
+class FakeLLM(BackgroundServer):
     """The server plus its script and request log. Use as a context manager."""
 
     def __init__(self, *, delay_s: float = 0.0) -> None:
+        super().__init__()
         self._lock = threading.Lock()
         self._scripts: dict[str, _Script] = {}
         self._requests: list[RecordedRequest] = []
         self._delay_s = delay_s
         self._ids = itertools.count(1)
-        self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # --- lifecycle ---
-
-    def start(self) -> FakeLLM:
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
         class Handler(_Handler):
             owner = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        # A short poll interval keeps shutdown (once per test) quick.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()  # releases hanging and delayed handlers
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeLLM:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return Handler
 
     # --- the test-facing API ---
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def script(self, name: str | tuple[str, ...], *replies: ReplyLike | Responder) -> None:
         """Script the answers to calls of step `name`; a tuple of steps shares one script, its
@@ -256,7 +230,7 @@ class FakeLLM:
                 else Reply.error(400, {"error": {"message": _unscripted(key)}})
             )
         if delay + reply.delay_s > 0:
-            self._stop.wait(delay + reply.delay_s)
+            self._stopping.wait(delay + reply.delay_s)
         return reply
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
@@ -311,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         reply = self.owner._receive(self.path, headers, body)
         if reply.hang:
-            self.owner._stop.wait(HANG_MAX_S)
+            self.owner._stopping.wait(HANG_MAX_S)
             self.close_connection = True
             return
         if reply.drop:

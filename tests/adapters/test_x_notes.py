@@ -17,6 +17,7 @@ from adapters.x_notes.errors import NotEligible
 from bot.notes_store import SqlNotesLedger
 from storage.db import Database
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
+from tests.adapters.notes_ledger import prepare_note
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 CREDS = XCredentials("bearer", "ck", "cs", "at", "ats", "1", "factnote")
@@ -48,16 +49,14 @@ def adapter(api: FakeNotesApi, db: Database, clock: Clock, **options: Any) -> XN
 
 
 def prepare(db: Database, post_id: str, *, at: datetime = NOW) -> None:
-    SqlNotesLedger(db).prepare(
-        post_id,
-        True,
-        request_id=None,
-        classification="misinformed_or_potentially_misleading",
-        tags=("factual_error",),
-        trustworthy=True,
-        text=NOTE,
-        at=at,
-    )
+    prepare_note(db, post_id, NOTE, at=at)
+
+
+@pytest.fixture
+def notes(feed: FakeNotesApi, db: Database, clock: Clock) -> XNotesAdapter:
+    """The adapter with a note for post 11 prepared in the ledger, as the bot leaves it."""
+    prepare(db, "11")
+    return adapter(feed, db, clock)
 
 
 def summons(post_id: str) -> Summons:
@@ -194,10 +193,8 @@ def test_evaluate_of_a_post_x_does_not_know_is_not_eligible(
 
 
 def test_a_note_above_the_floor_is_submitted_once_with_its_prepared_tags_in_test_mode(
-    feed: FakeNotesApi, db: Database, clock: Clock
+    feed: FakeNotesApi, notes: XNotesAdapter
 ) -> None:
-    prepare(db, "11")
-    notes = adapter(feed, db, clock)
     notes.evaluate("11", NOTE)
 
     receipt = notes.post_reply(summons("11"), NOTE)
@@ -227,10 +224,8 @@ def test_a_note_not_above_the_floor_is_never_posted(
 
 
 def test_an_edited_text_is_evaluated_again_under_its_own_hash(
-    feed: FakeNotesApi, db: Database, clock: Clock
+    feed: FakeNotesApi, db: Database, notes: XNotesAdapter
 ) -> None:
-    prepare(db, "11")
-    notes = adapter(feed, db, clock)
     notes.evaluate("11", NOTE)
     edited = NOTE.replace("does not kill", "cannot kill")
 
@@ -254,10 +249,8 @@ def test_an_evaluate_error_never_lets_the_note_out(
 
 
 def test_user_already_created_a_note_is_done_with_the_existing_note(
-    feed: FakeNotesApi, db: Database, clock: Clock
+    feed: FakeNotesApi, notes: XNotesAdapter
 ) -> None:
-    prepare(db, "11")
-    notes = adapter(feed, db, clock)
     first = notes.post_reply(summons("11"), NOTE)
 
     again = notes.post_reply(summons("11"), NOTE)
@@ -267,11 +260,8 @@ def test_user_already_created_a_note_is_done_with_the_existing_note(
 
 
 def test_after_a_kill_between_intent_and_receipt_the_note_is_found_not_written_again(
-    feed: FakeNotesApi, db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    feed: FakeNotesApi, db: Database, monkeypatch: pytest.MonkeyPatch, notes: XNotesAdapter
 ) -> None:
-    prepare(db, "11")
-    notes = adapter(feed, db, clock)
-
     def killed(*args: object) -> None:
         raise SystemExit("killed after the POST")
 
@@ -355,11 +345,8 @@ def test_notes_written_pages_are_read_with_their_evaluator_buckets(
 
 
 def test_after_a_kill_between_intent_and_post_the_retry_writes_exactly_one_note(
-    feed: FakeNotesApi, db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    feed: FakeNotesApi, monkeypatch: pytest.MonkeyPatch, notes: XNotesAdapter
 ) -> None:
-    prepare(db, "11")
-    notes = adapter(feed, db, clock)
-
     def killed(*args: object, **kwargs: object) -> None:
         raise SystemExit("killed before the POST")
 

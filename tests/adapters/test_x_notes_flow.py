@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -51,6 +52,7 @@ from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
 from testing.scenarios import TIERS, build_index, script_happy_path
+from tests.adapters.notes_ledger import prepare_note
 
 URL = "https://ministry.example/flu/lemon"
 NOTE = f"Lemon water does not kill flu viruses in the throat. {URL}"
@@ -259,6 +261,26 @@ def bot_env(
         yield fake, settings
 
 
+@contextmanager
+def database_of(settings: Settings) -> Iterator[Database]:
+    """The main database the bot of `settings` wrote, disposed of afterwards."""
+    db = Database(settings.database_url)
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
+def run_in_review(
+    bot_env: tuple[FakeNotesApi, Callable[[str], Settings]], score: float
+) -> tuple[FakeNotesApi, Settings, list[Request]]:
+    """One run of the bot in review mode, X scoring the note `score`."""
+    fake, settings = bot_env
+    fake.scores["11"] = score
+    review = settings("review")
+    return fake, review, run_once(review)
+
+
 def run_once(settings: Settings) -> list[Request]:
     with open_runtime(settings) as runtime:
         Bot(runtime, build_adapters(settings)).run_once()
@@ -292,12 +314,10 @@ def test_live_mode_writes_one_test_mode_note_and_a_second_run_writes_none(
     assert note.info["classification"] == "misinformed_or_potentially_misleading"
     assert note.info["misleading_tags"] == ["factual_error"]
     assert note.info["trustworthy_sources"] is True
-    db = Database(live.database_url)
-    with db.session() as session:
+    with database_of(live) as db, db.session() as session:
         row = session.scalars(select(XNote)).one()
     assert (row.state, row.test_mode, row.note_id) == ("submitted", True, note.id)
     assert row.request_id == requests[0].id
-    db.dispose()
 
 
 def test_run_once_prints_what_the_note_writer_did(
@@ -318,9 +338,8 @@ def test_status_shows_notes_written_and_admission_progress(
     _, settings = bot_env
     live = settings("live")
     run_once(live)
-    db = Database(live.database_url)
-    sync_statuses(build_notes_adapter(live, db))
-    db.dispose()
+    with database_of(live) as db:
+        sync_statuses(build_notes_adapter(live, db))
     capsys.readouterr()
 
     status_command(SimpleNamespace(obj=live), json_=True)  # type: ignore[arg-type]
@@ -352,11 +371,8 @@ def test_after_a_failed_note_post_the_next_run_writes_exactly_one_note(
 
 
 def post_attempts_of(settings: Settings) -> int:
-    db = Database(settings.database_url)
-    with db.session() as session:
-        attempts = session.scalars(select(Request.post_attempts)).one()
-    db.dispose()
-    return attempts
+    with database_of(settings) as db, db.session() as session:
+        return session.scalars(select(Request.post_attempts)).one()
 
 
 def test_in_live_mode_an_evaluate_error_puts_the_note_in_review_and_writes_nothing(
@@ -369,10 +385,8 @@ def test_in_live_mode_an_evaluate_error_puts_the_note_in_review_and_writes_nothi
     requests = run_once(live)
 
     assert [(r.state, r.mode) for r in requests] == [("awaiting_review", "review")]
-    db = Database(live.database_url)
-    with db.session() as session:
+    with database_of(live) as db, db.session() as session:
         reasons = session.scalars(select(DecisionRow.reasons)).one()
-    db.dispose()
     assert reasons[0].startswith("notes: evaluate failed, held for review")
     assert fake.calls("POST /2/notes") == 0
 
@@ -380,17 +394,12 @@ def test_in_live_mode_an_evaluate_error_puts_the_note_in_review_and_writes_nothi
 def test_review_shows_a_notes_tags_and_the_score_of_the_exact_text_in_the_draft(
     bot_env: tuple[FakeNotesApi, Callable[[str], Settings]],
 ) -> None:
-    fake, settings = bot_env
-    fake.scores["11"] = 1.5
-    review = settings("review")
-    requests = run_once(review)
-    db = Database(review.database_url)
-    with db.session() as session:
+    fake, review, requests = run_in_review(bot_env, score=1.5)
+    with database_of(review) as db, db.session() as session:
         request = session.get(Request, requests[0].id)
         assert request is not None and request.state == "awaiting_review"
         facts = note_facts(session, request, request.reply_text)
         edited = note_facts(session, request, (request.reply_text or "") + " (edited)")
-    db.dispose()
 
     assert facts is not None and edited is not None
     assert (facts.tags, facts.trustworthy_sources, facts.score) == (("factual_error",), True, 1.5)
@@ -402,21 +411,17 @@ def test_review_shows_a_notes_tags_and_the_score_of_the_exact_text_in_the_draft(
 def test_the_review_page_shows_the_notes_count_tags_and_score(
     bot_env: tuple[FakeNotesApi, Callable[[str], Settings]],
 ) -> None:
-    fake, settings = bot_env
-    fake.scores["11"] = 1.5
-    review = settings("review")
-    (request,) = run_once(review)
-    db = Database(review.database_url)
-    users.add_user(db, "mod", "a long enough password 1", "moderator")
-    client = TestClient(create_app(review, db, secret="test-secret"))
-    form = client.get("/login").text
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form)
-    assert token is not None
-    credentials = {"username": "mod", "password": "a long enough password 1"}
-    client.post("/login", data={**credentials, "csrf_token": token[1]})
+    _, review, (request,) = run_in_review(bot_env, score=1.5)
+    with database_of(review) as db:
+        users.add_user(db, "mod", "a long enough password 1", "moderator")
+        client = TestClient(create_app(review, db, secret="test-secret"))
+        form = client.get("/login").text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', form)
+        assert token is not None
+        credentials = {"username": "mod", "password": "a long enough password 1"}
+        client.post("/login", data={**credentials, "csrf_token": token[1]})
 
-    page = client.get(f"/requests/{request.id}").text
-    db.dispose()
+        page = client.get(f"/requests/{request.id}").text
 
     assert "Community Note (test mode, prepared)" in page
     assert "tags <b>factual_error</b>; trustworthy sources: yes" in page
@@ -433,16 +438,7 @@ def test_status_sync_copies_buckets_and_finds_notes_whose_receipt_was_lost(
 ) -> None:
     settings = settings_for(api, tmp_path)
     adapter = build_notes_adapter(settings, db)
-    SqlNotesLedger(db).prepare(
-        "11",
-        True,
-        request_id=None,
-        classification="misinformed_or_potentially_misleading",
-        tags=("factual_error",),
-        trustworthy=True,
-        text=NOTE,
-        at=utcnow(),
-    )
+    prepare_note(db, "11", NOTE, at=utcnow())
     SqlNotesLedger(db).mark_intent("11", NOTE, True, utcnow())
     api.buckets["ClaimOpinion"] = "Medium"
     adapter.client.create_note(  # the POST landed; the process died before its receipt

@@ -17,7 +17,6 @@ from bench import (
     pipeline_cost,
     pipeline_latency,
     pipeline_memory,
-    runtime_throughput,
 )
 from bench.world import FixtureSearch, extraction_items
 from pipeline.evidence import normalise
@@ -139,12 +138,3 @@ def test_memory_benchmark_measures_a_real_factnote_check_process() -> None:
     # The embedding model and its runtime (436 MiB measured with the ONNX export), at the least.
     assert result["no_llm_peak_rss_mib"] > 300
     assert "with_llm_peak_rss_mib" not in result
-
-
-def test_runtime_benchmark_queues_every_summons_and_drains_them() -> None:
-    # The bench's summons carry fixed dates: it must measure triage and the worker on real
-    # work, not on requests the age limit skipped (which once left it nothing to drain).
-    numbers = runtime_throughput.run(quick=True)
-    assert numbers["intake_summons"] == 200
-    assert numbers["drain_requests"] == 5  # six summons, one processed as the warm-up
-    assert numbers["drain_llm_calls"] > 0

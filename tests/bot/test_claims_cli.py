@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from bot.commands.claims import app
 from pipeline.config import ClaimsConfig, FetchConfig
 from testing.fakes.http_server import LocalHTTPServer, Route
+from tests.bot.cli_runs import json_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 
@@ -19,11 +20,7 @@ runner = CliRunner()
 
 
 def match_json(index: Path, text: str, *extra: str) -> list[dict[str, object]]:
-    result = runner.invoke(app, ["match", text, "--json", "--index", str(index), *extra])
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
-    assert isinstance(payload, list)
-    return payload
+    return json_rows(app, "match", text, "--index", str(index), *extra)
 
 
 def test_import_files_then_match_a_paraphrase(tmp_path: Path) -> None:

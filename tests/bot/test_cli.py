@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import inspect
-import json
 import os
-import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any, get_args
@@ -17,6 +14,7 @@ from typer.testing import CliRunner
 
 from bot import cli
 from bot.errors import user_error
+from tests.bot.cli_runs import probe_cli, run_python
 
 
 @pytest.mark.parametrize("name", sorted(cli.COMMANDS))
@@ -50,9 +48,6 @@ def test_help_guard_and_status_import_neither_the_runtime_nor_the_platform_sdks(
 ) -> None:
     # In a fresh interpreter: what a cold `factnote --help` / `guard` / `status` loads.
     probe = (
-        "import sys, json\n"
-        "from typer.testing import CliRunner\n"
-        "from bot import cli\n"
         "out = {}\n"
         "for args in (['--help'], ['guard', 'Flu shots are safe.'], ['status']):\n"
         "    r = CliRunner().invoke(cli.app, args)\n"
@@ -60,16 +55,7 @@ def test_help_guard_and_status_import_neither_the_runtime_nor_the_platform_sdks(
         "'atproto', 'tweepy', 'openai', 'fastapi') if m in sys.modules)]\n"
         "print(json.dumps(out))\n"
     )
-    env = {**os.environ, "FACTNOTE_DATABASE_URL": f"sqlite:///{tmp_path / 'status.db'}"}
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        env=env,
-    )
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = probe_cli(probe, tmp_path / "status.db")
     assert seen == {"--help": [0, []], "guard": [0, []], "status": [0, []]}
 
 
@@ -287,10 +273,7 @@ def test_the_interpreters_last_collection_is_spared_once_factnote_ends(tmp_path:
         "sys.argv = ['factnote', 'guard', '--platform', 'x', 'Flu shots are safe.']\n"
         "cli.main()\n"
     )
-    env = {**os.environ, "FACTNOTE_DATABASE_URL": f"sqlite:///{tmp_path / 'exit.db'}"}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
-    )
+    done = run_python(probe, tmp_path / "exit.db")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("valid (x): ")  # the command's own output, written first

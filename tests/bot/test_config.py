@@ -65,6 +65,12 @@ DOCUMENTED: list[tuple[str, str, Callable[[Settings], Any], Any]] = [
     ("FACTNOTE_LLM__MODEL", "nested", lambda s: s.llm.model, "nested"),
     ("FACTNOTE_RESEARCH__MAX_ROUNDS", "2", lambda s: s.research.max_rounds, 2),
     ("FACTNOTE_SEARCH__SERPER_API_KEY", "k", lambda s: secret(s.search.serper_api_key), "k"),
+    (
+        "FACTNOTE_IMAGES__GOOGLE_VISION_API_KEY",
+        "g",
+        lambda s: secret(s.images.google_vision_api_key),
+        "g",
+    ),
     ("FACTNOTE_LOCAL_INBOX", "in", lambda s: s.local.inbox, "in"),
     ("FACTNOTE_LOCAL_OUTBOX", "out.jsonl", lambda s: s.local.outbox, "out.jsonl"),
     ("FACTNOTE_WEB_SECRET", "w", lambda s: secret(s.web.secret), "w"),

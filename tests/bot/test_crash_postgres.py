@@ -1,12 +1,15 @@
 """The scale-out crash test: one scheduler (`factnote run`, live mode, local adapter) and two
 `factnote worker` processes on PostgreSQL with a 1 s heartbeat; random workers are SIGKILLed at
 random moments and restarted. Every summons must end answered exactly once in the outbox:
-none lost, none twice. (The issue asks for 200 summons; 60 keep this test near a minute on the
-2-core CI machine, where each worker restart loads the embedding model again.)"""
+none lost, none twice. The issue asks for 200 summons: `make crash-test` runs 200
+(FACTNOTE_CRASH_SUMMONS); `make test` runs 60, which keep this test under two minutes on the
+2-core CI machine, where each worker restart loads the embedding model again (200 took 247 s
+there against 101 s for 60)."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -23,8 +26,10 @@ from testing.scenarios import TIERS, build_index
 from tests.bot.test_processes import FACTNOTE, TERMINAL, env_for, make_inbox, script
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
-SUMMONS = 60
+SUMMONS = int(os.environ.get("FACTNOTE_CRASH_SUMMONS", "60"))
 KILLS = 5
+# Room for the slowest drain seen on the 2-core CI machine, growing with the summons.
+DEADLINE_S = 120 + 2 * SUMMONS
 
 
 def write_config(tmp: Path, database_url: str) -> Path:
@@ -112,7 +117,7 @@ def test_sigkilled_workers_never_lose_or_double_a_reply(tmp_path: Path, postgres
         procs = [scheduler, *workers]
         try:
             kills = 0
-            deadline = time.monotonic() + 240
+            deadline = time.monotonic() + DEADLINE_S
             next_kill = time.monotonic() + rng.uniform(4.0, 8.0)
             while time.monotonic() < deadline:
                 final = states(postgres_url)

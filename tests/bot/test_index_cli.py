@@ -15,20 +15,17 @@ from bot.commands.index import app
 from pipeline.config import FetchConfig
 from pipeline.search.local_index import LocalIndex
 from testing.fakes.http_server import LocalHTTPServer, Route
+from tests.bot.cli_runs import json_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "index"
 CORPUS = FIXTURES / "corpus"
 ORPHAN = FIXTURES / "pages" / "orphan.txt"
 
-runner = CliRunner()
+runner = CliRunner(env={"COLUMNS": "250"})  # wide enough that a table never folds a URL
 
 
 def search_json(index: Path, query: str) -> list[dict[str, object]]:
-    result = runner.invoke(app, ["search", query, "--json", "--index", str(index)])
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
-    assert isinstance(payload, list)
-    return payload
+    return json_rows(app, "search", query, "--index", str(index))
 
 
 def test_add_one_file_under_its_url_with_a_given_date(tmp_path: Path) -> None:
@@ -132,7 +129,6 @@ def test_url_option_needs_exactly_one_file(tmp_path: Path) -> None:
 def test_without_index_option_the_index_is_in_the_main_database_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "250")  # so that the table does not fold the URL
     database = tmp_path / "env" / "factnote.db"
     monkeypatch.setenv("FACTNOTE_DATABASE_URL", f"sqlite:///{database}")
     monkeypatch.chdir(tmp_path)
@@ -153,10 +149,7 @@ def test_search_without_an_index_fails_clearly(tmp_path: Path) -> None:
     assert not (tmp_path / "none.sqlite").exists()
 
 
-def test_search_table_prints_page_text_as_data(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("COLUMNS", "250")
+def test_search_table_prints_page_text_as_data(tmp_path: Path) -> None:
     page = tmp_path / "p.txt"
     page.write_text(
         "Measles [bold]outbreaks[/bold] followed falling vaccination rates in several countries.",

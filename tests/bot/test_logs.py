@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
@@ -14,40 +13,27 @@ import pytest
 from bot import logs
 
 
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    yield
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
-
-
-def capture(formatter: logging.Formatter) -> tuple[logging.Handler, io.StringIO]:
+def capture(formatter: logging.Formatter) -> io.StringIO:
+    """The transition logger's lines in `formatter`; tests/conftest.py takes the handler off."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)
     logs.log.addHandler(handler)
     logs.log.setLevel(logging.INFO)
-    return handler, stream
+    return stream
 
 
 def test_a_transition_is_one_text_line_with_id_platform_states_verdict_reason_and_time() -> None:
-    handler, stream = capture(logs.TextFormatter())
-    try:
-        logs.log_transition(
-            42,
-            "x",
-            "dry_run",
-            previous="processing",
-            verdict="false",
-            reason="cites two sources",
-            timings={"search": 1.2, "total": 3.456},
-        )
-    finally:
-        logs.log.removeHandler(handler)
+    stream = capture(logs.TextFormatter())
+    logs.log_transition(
+        42,
+        "x",
+        "dry_run",
+        previous="processing",
+        verdict="false",
+        reason="cites two sources",
+        timings={"search": 1.2, "total": 3.456},
+    )
     [line] = stream.getvalue().splitlines()
     assert "INFO factnote.requests:" in line
     assert line.endswith(
@@ -57,11 +43,8 @@ def test_a_transition_is_one_text_line_with_id_platform_states_verdict_reason_an
 
 
 def test_a_transition_in_json_has_stable_keys() -> None:
-    handler, stream = capture(logs.JsonFormatter())
-    try:
-        logs.log_transition(7, "bluesky", "retry", previous="processing", error="HTTP 503")
-    finally:
-        logs.log.removeHandler(handler)
+    stream = capture(logs.JsonFormatter())
+    logs.log_transition(7, "bluesky", "retry", previous="processing", error="HTTP 503")
     record = json.loads(stream.getvalue())
     assert list(record)[:4] == ["ts", "level", "logger", "message"]
     assert record["ts"].endswith("+00:00")
@@ -104,7 +87,7 @@ def test_secret_values_from_the_environment_never_reach_a_line() -> None:
 
 
 def test_setup_logging_writes_json_lines_to_stderr_at_the_level_asked(
-    restore_logging: None, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     logs.setup_logging("info", "json")
     logs.setup_logging("info", "json")  # a second call replaces, never doubles, the handler
@@ -148,7 +131,7 @@ def test_skipped_scheduler_starts_become_one_summary_line_per_window(
     assert skipped.filter(other)  # other scheduler records pass untouched
 
 
-def test_apscheduler_per_run_lines_are_kept_below_info(restore_logging: None) -> None:
+def test_apscheduler_per_run_lines_are_kept_below_info() -> None:
     logs.setup_logging("info")
     executors = logging.getLogger("apscheduler.executors.default")
     assert not executors.isEnabledFor(logging.INFO)

@@ -6,7 +6,7 @@ edit to the bot."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,6 @@ from sqlalchemy import select
 
 from adapters.base import (
     FetchResult,
-    RateBudget,
     ReplyReceipt,
     SocialPost,
     Summons,
@@ -35,6 +34,7 @@ from pipeline.records import Platform, utcnow
 from storage.models import OptOut, Request, RequestState
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index, script_happy_path
+from tests.bot.quiet_platform import QuietPlatform
 
 CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
 NAME = "fakesocial"
@@ -50,7 +50,7 @@ class PluginSettings(Settings):
     fakesocial: FakeSocialConfig = Field(default_factory=FakeSocialConfig)
 
 
-class FakeSocial:
+class FakeSocial(QuietPlatform):
     """A platform that serves fixed summonses and keeps what it is sent."""
 
     name = NAME
@@ -70,14 +70,6 @@ class FakeSocial:
         if summons.id not in self.posted:
             return None
         return ReplyReceipt(reply_id=f"reply-{summons.id}", posted_at=utcnow())
-
-    def recent_posts(
-        self, user: str, *, limit: int = 50, since: datetime | None = None
-    ) -> list[SocialPost]:
-        return []
-
-    def budgets(self) -> list[RateBudget]:
-        return []
 
 
 def summons(sid: str, author: str, text: str) -> Summons:

@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import Popen
 from typing import Any
 
 import pytest
@@ -125,6 +127,29 @@ def states(tmp: Path) -> dict[str, str]:
     return {sid: state for sid, state in rows}
 
 
+def start(args: list[str], fake: FakeLLM, *, stdout: int = subprocess.DEVNULL) -> Popen[str]:
+    """`factnote` with `args` as a process of its own, its LLM the fake; stderr kept to read."""
+    return subprocess.Popen(
+        [*FACTNOTE, *args], env=env_for(fake), stdout=stdout, stderr=subprocess.PIPE, text=True
+    )
+
+
+def wait_for(done: Callable[[], bool], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not done():
+        time.sleep(0.5)
+
+
+def terminate(proc: Popen[str]) -> str:
+    """SIGTERM, then what the process wrote to stderr; killed if it has not ended in 60 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_demo_runs_end_to_end_and_reports_what_needs_an_llm(tmp_path: Path) -> None:
     result = subprocess.run(
         [
@@ -171,25 +196,10 @@ def test_sigterm_stops_cleanly_without_half_done_requests(tmp_path: Path) -> Non
     config = write_config(tmp_path, workers=2)
     with FakeLLM(delay_s=0.3) as fake:
         script(fake)
-        proc = subprocess.Popen(
-            [*FACTNOTE, "--config", str(config), "run", "--mode", "live"],
-            env=env_for(fake),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if "posted" in states(tmp_path).values():
-                break
-            time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+        proc = start(["--config", str(config), "run", "--mode", "live"], fake)
+        wait_for(lambda: "posted" in states(tmp_path).values(), 120)
+        err = terminate(proc)
+    assert proc.returncode == 0, err[-3000:]
     final = states(tmp_path)
     assert "processing" not in final.values() and "posting" not in final.values()
     assert len(final) == 30  # every summons was taken in; unfinished ones wait in the queue
@@ -211,13 +221,7 @@ def test_sigkill_at_random_moments_never_loses_or_doubles_a_reply(tmp_path: Path
     with FakeLLM(delay_s=0.03) as fake:
         script(fake)
         for _attempt in range(40):
-            proc = subprocess.Popen(
-                [*FACTNOTE, "--config", str(config), "run", "--once", "--mode", "live"],
-                env=env_for(fake),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            proc = start(["--config", str(config), "run", "--once", "--mode", "live"], fake)
             # Kill at a random moment for the first runs, then let one finish.
             budget = rng.uniform(4.0, 14.0) if kills < 8 else 600
             try:
@@ -255,21 +259,14 @@ def test_the_running_bot_logs_json_transitions_without_scheduler_chatter(tmp_pat
         script(fake)
         # --config after the sub-command, as people type it (issue 18.11).
         args = ["--log-level", "info", "--log-format", "json", "run", "--config", str(config)]
-        proc = subprocess.Popen(
-            [*FACTNOTE, *args],
-            env=env_for(fake),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
+        proc = start(args, fake)
+
+        def all_decided() -> bool:
             final = states(tmp_path)
-            if len(final) == len(ids) and set(final.values()) <= TERMINAL:
-                break
-            time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
+            return len(final) == len(ids) and set(final.values()) <= TERMINAL
+
+        wait_for(all_decided, 180)
+        err = terminate(proc)
     assert proc.returncode == 0, err[-3000:]
     records = [json.loads(line) for line in err.splitlines() if line.strip()]  # all JSON
     assert not [r for r in records if r["logger"].startswith("apscheduler")]

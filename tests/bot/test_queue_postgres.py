@@ -11,7 +11,15 @@ from sqlalchemy.orm import Session
 
 from bot import lifecycle
 from bot.config import Settings, load_settings
-from bot.queue import PROCESS_TASK, _sweep, attach, detach, enqueuer, ensure_schema
+from bot.queue import (
+    PROCESS_TASK,
+    _sweep,
+    attach,
+    detach,
+    enqueuer,
+    ensure_schema,
+    write_queued_jobs,
+)
 from storage.db import Database
 from storage.models import Request, RequestState
 
@@ -40,6 +48,12 @@ def _received(db: Database, sid: str) -> int:
         return request.id
 
 
+def _queue(session: Session, request_id: int) -> None:
+    request = session.get(Request, request_id)
+    assert request is not None
+    lifecycle.transition(session, request, S.QUEUED, "", TRIAGE)
+
+
 def _jobs(db: Database) -> list[tuple[int, str]]:
     with db.session() as session:
         rows = session.execute(
@@ -52,25 +66,43 @@ def _jobs(db: Database) -> list[tuple[int, str]]:
     return [(row[0], row[1]) for row in rows]
 
 
-def test_the_job_commits_with_the_queued_request_and_rolls_back_with_it(
-    queued_db: tuple[Database, Settings],
-) -> None:
+@pytest.fixture
+def two_received(queued_db: tuple[Database, Settings]) -> tuple[Database, int, int]:
     db, _ = queued_db
-    kept, undone = _received(db, "1"), _received(db, "2")
+    return db, _received(db, "1"), _received(db, "2")
+
+
+def test_the_job_commits_with_the_queued_request_and_rolls_back_with_it(
+    two_received: tuple[Database, int, int],
+) -> None:
+    db, kept, undone = two_received
     with db.transaction() as session:
-        request = session.get(Request, kept)
-        assert request is not None
-        lifecycle.transition(session, request, S.QUEUED, "", TRIAGE)
+        _queue(session, kept)
     with pytest.raises(RuntimeError, match="crash"), db.transaction() as session:
-        request = session.get(Request, undone)
-        assert request is not None
-        lifecycle.transition(session, request, S.QUEUED, "", TRIAGE)
-        session.flush()  # the job row is written here, on this transaction's connection
+        _queue(session, undone)
+        # What the commit would do first: the job row, on this transaction's connection.
+        write_queued_jobs(session)
         assert _count_in(session) == 2  # both jobs visible inside the transaction
         raise RuntimeError("crash before commit")
     assert _jobs(db) == [(kept, "todo")]
     with db.session() as session:
         assert session.get(Request, undone).state == S.RECEIVED.value  # type: ignore[union-attr]
+
+
+def test_a_move_to_the_queue_undone_by_a_savepoint_gets_no_job(
+    two_received: tuple[Database, int, int],
+) -> None:
+    db, undone, kept = two_received
+    with db.transaction() as session:
+        try:
+            with session.begin_nested():
+                _queue(session, undone)
+                session.flush()  # noted as queued here
+                raise RuntimeError("this request's triage failed")
+        except RuntimeError:
+            pass
+        _queue(session, kept)
+    assert _jobs(db) == [(kept, "todo")]
 
 
 def _count_in(session: Session) -> int:
@@ -84,9 +116,7 @@ def test_claimable_requests_without_a_job_get_one_from_the_sweep(
     orphan = _received(db, "1")
     detach(db)  # queued before the backend was switched on: no job
     with db.transaction() as session:
-        request = session.get(Request, orphan)
-        assert request is not None
-        lifecycle.transition(session, request, S.QUEUED, "", TRIAGE)
+        _queue(session, orphan)
     assert _jobs(db) == []
     _, settings = queued_db
     attach(db, enqueuer(settings))

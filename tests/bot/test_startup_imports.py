@@ -4,11 +4,10 @@ post is really checked. (`--help`, `guard` and `status` are pinned in tests/bot/
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.bot.cli_runs import probe_cli
 
 HEAVY = ("bot.runtime", "pipeline.check", "torch", "onnxruntime", "openai", "atproto", "tweepy")
 
@@ -17,46 +16,22 @@ def test_check_help_imports_neither_the_runtime_nor_the_model_or_llm_libraries(
     tmp_path: Path,
 ) -> None:
     probe = (
-        "import sys, json\n"
-        "from typer.testing import CliRunner\n"
-        "from bot import cli\n"
         "r = CliRunner().invoke(cli.app, ['check', '--help'])\n"
         f"print(json.dumps([r.exit_code, 'Check one post' in r.output, "
         f"sorted(m for m in {HEAVY!r} if m in sys.modules)]))\n"
     )
-    env = {**os.environ, "FACTNOTE_DATABASE_URL": f"sqlite:///{tmp_path / 'help.db'}"}
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        env=env,
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, True, []]
+    assert probe_cli(probe, tmp_path / "help.db") == [0, True, []]
 
 
 def test_check_without_an_llm_never_imports_the_openai_sdk(tmp_path: Path) -> None:
     # A real check, run to its decision: with no endpoint configured the SDK (most of a second
     # of imports) has nothing to do, so only a configured client may load it.
     probe = (
-        "import sys, json\n"
-        "from typer.testing import CliRunner\n"
-        "from bot import cli\n"
         "r = CliRunner().invoke(cli.app, ['check', 'Flu shots cause autism', '--json'])\n"
         "status = json.loads(r.stdout)['status'] if r.exit_code == 0 else r.output\n"
         "print(json.dumps([status, 'openai' in sys.modules]))\n"
     )
     # No FACTNOTE_*/OPENAI_* variable of the machine running the tests: one could configure an LLM.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FACTNOTE_", "OPENAI_"))}
-    env["FACTNOTE_DATABASE_URL"] = f"sqlite:///{tmp_path / 'check.db'}"
     env["HF_HUB_OFFLINE"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-        env=env,
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["needs_llm", False]
+    assert probe_cli(probe, tmp_path / "check.db", env=env, timeout=300) == ["needs_llm", False]

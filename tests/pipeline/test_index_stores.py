@@ -4,7 +4,6 @@ tests/postgres.py): the same behaviour through each database's own full-text sea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -48,17 +47,6 @@ PAGES = {
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
     return get_embedder(RelevanceConfig())
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def main_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A migrated main database of each kind."""
-    if request.param == "postgresql":
-        yield request.getfixturevalue("pg_db")
-        return
-    database = Database(f"sqlite:///{tmp_path / 'factnote.db'}")
-    yield database
-    database.dispose()
 
 
 def review(text: str, url: str, rating: Rating = Rating.FALSE) -> ClaimRecord:

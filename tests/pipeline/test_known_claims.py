@@ -4,7 +4,7 @@ the decision's note says what was done; the fused score follows its weights."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,8 @@ from pipeline.llm import CallLedger, LLMClient
 from pipeline.ratings import Rating
 from pipeline.relevance import get_embedder
 from testing.fakes.openai_server import FakeLLM, Reply
+from tests.pipeline.claim_texts import GERMAN, LEMON, LEMON_URL, NOW, PARAPHRASE
 
-NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
-LEMON = "Drinking hot lemon water every hour kills the flu virus in your throat."
-LEMON_URL = "https://www.snopes.com/fact-check/hot-lemon-water-flu/"
-PARAPHRASE = "Hot lemon water taken every hour kills flu viruses in the throat."
-GERMAN = "Heißes Zitronenwasser jede Stunde zu trinken tötet das Grippevirus im Hals."
 BUDGET = "The city council approved a new budget for public libraries."
 BUDGET_URL = "https://www.example-factcheck.org/library-budget/"
 
@@ -68,8 +64,12 @@ def test_without_an_llm_a_german_post_finds_its_english_fact_check_as_a_suggesti
 
 
 def test_a_cross_language_match_is_scored_by_the_multilingual_model_alone(
-    index: ClaimIndex,
+    tmp_path: Path,
 ) -> None:
+    # A fused score that weighs MiniLM and the word overlap, unlike the defaults.
+    cfg = ClaimsConfig(dense_weight=0.95, multilingual_weight=0.0)
+    index = ClaimIndex(tmp_path / "fused.sqlite", get_embedder(RelevanceConfig()), cfg=cfg)
+    index.add([record(LEMON, LEMON_URL), record(BUDGET, BUDGET_URL)])
     [as_german] = index.match(GERMAN, as_of=NOW, lang="de", limit=1, min_score=0.0)
     [as_english] = index.match(GERMAN, as_of=NOW, lang="en", limit=1, min_score=0.0)
     assert as_german.record.review_url == LEMON_URL
@@ -116,6 +116,8 @@ def test_with_an_llm_the_english_translations_strong_match_wins_over_the_capped_
     assert found.notes == []
     top = found.matches[0]
     assert top.strength is MatchStrength.STRONG and top.query == PARAPHRASE
+    [request] = fake_llm.requests_for("translate_claims")  # one call for all the post's claims
+    assert GERMAN in request.body["messages"][-1]["content"]
 
 
 def test_an_english_post_is_matched_as_before_without_a_cross_language_cap(

@@ -1,5 +1,6 @@
 """Offline OCR (RapidOCR with the models in its wheel): its character error rate on rendered
-screenshots and memes with known text, its score floor, and no network at run time."""
+screenshots and memes with known text, its score floor, and the models in the wheel (no network
+at run time: tests/pipeline/test_image_models_offline.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from PIL import Image
 from pipeline.config import ImagesConfig
 from pipeline.ocr import RapidOcrEngine, get_ocr
 from testing.image_samples import cer, meme, photo, screenshot, sentence
-from tests.offline import run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,20 +84,6 @@ def test_the_detection_size_is_configurable() -> None:
     # Even capped at 640 px for detection, a 2000 px wide sentence is read.
     wide = sentence("Lemon water cures the flu", width=2000, size=60)
     assert engine.read(wide).text == "Lemon water cures the flu"
-
-
-def test_ocr_runs_with_networking_disabled_for_the_process(tmp_path: Path) -> None:
-    # Every way to open a connection raises in the child; HOME is empty so no model cache
-    # elsewhere can be used: the models come from the wheel or the read fails.
-    done = run_offline(
-        "from pipeline.config import ImagesConfig\n"
-        "from pipeline.ocr import get_ocr\n"
-        "from testing.image_samples import sentence\n"
-        'print(get_ocr(ImagesConfig()).read(sentence("Offline text reading works")).text)\n',
-        tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().endswith("Offline text reading works")
 
 
 @pytest.mark.parametrize("name", ["PP-OCRv6_det_small.onnx", "PP-OCRv6_rec_small.onnx"])

@@ -1,121 +1,44 @@
-"""The polarity check: each kind of reversal is found, rewordings are left alone."""
+"""The polarity check: each kind of reversal is found, rewordings are left alone (the cases in
+`tests/fixtures/polarity/cases.jsonl`); the rules' helpers are pinned in
+`test_polarity_rules.py`."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
 from pipeline.polarity import MismatchKind, compare, entities, negation_cues, quantities
 
 CLAIM = "The COVID-19 vaccines are safe for pregnant women."
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+# One case a line: a post, a fact-checked claim, and the kind of mismatch between them ("none":
+# a rewording). Each reversal and rewording the error analysis of `bench/claim_polarity.py`
+# found is there, with the rule it pins.
+CASES = [
+    json.loads(line)
+    for line in (FIXTURES / "polarity" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
+REVERSALS = [(MismatchKind(c["kind"]), c["post"], c["claim"]) for c in CASES if c["kind"] != "none"]
+REWORDINGS = [(c["post"], c["claim"]) for c in CASES if c["kind"] == "none"]
 
 
-def kinds(post: str, claim: str) -> set[MismatchKind]:
-    return {m.kind for m in compare(post, claim)}
+@pytest.mark.parametrize(("kind", "post", "claim"), REVERSALS)
+def test_a_reversal_is_a_mismatch_of_its_kind(kind: MismatchKind, post: str, claim: str) -> None:
+    assert kind in {m.kind for m in compare(post, claim)}
 
 
-@pytest.mark.parametrize(
-    "post",
-    [
-        "The COVID-19 vaccines are not safe for pregnant women.",
-        "The COVID-19 vaccines aren't safe for pregnant women.",
-        "The COVID-19 vaccines are never safe for pregnant women.",
-        "The COVID-19 vaccines are no longer safe for pregnant women.",
-        "It is not true that the COVID-19 vaccines are safe for pregnant women.",
-        "It is false that the COVID-19 vaccines are safe for pregnant women.",
-        "Die COVID-19-Impfstoffe sind nicht sicher für Schwangere.",
-    ],
-)
-def test_a_negated_claim_is_a_negation_mismatch(post: str) -> None:
-    assert MismatchKind.NEGATION in kinds(post, CLAIM)
-
-
-def test_a_negation_of_a_negated_claim_is_found_both_ways() -> None:
-    denied = "Vaccines do not cause autism."
-    assert MismatchKind.NEGATION in kinds("Vaccines cause autism.", denied)
-    assert MismatchKind.NEGATION in kinds(denied, "Vaccines cause autism.")
+@pytest.mark.parametrize(("post", "claim"), REWORDINGS)
+def test_a_rewording_is_no_mismatch(post: str, claim: str) -> None:
+    assert compare(post, claim) == []
 
 
 def test_two_negations_cancel() -> None:
     post = "It is not true that the COVID-19 vaccines are not safe for pregnant women."
-    assert MismatchKind.NEGATION not in kinds(post, CLAIM)
-
-
-@pytest.mark.parametrize(
-    ("post", "claim"),
-    [
-        ("Wind turbines kill fewer birds than cats.", "Wind turbines kill more birds than cats."),
-        ("China is the smallest emitter of CO2.", "China is the largest emitter of CO2."),
-        ("Inflation decreased to 10 percent.", "Inflation increased to 10 percent."),
-        ("Sea levels are falling.", "Sea levels are rising."),
-        ("The vaccines are dangerous for pregnant women.", CLAIM),
-        ("Masks are ineffective against the virus.", "Masks are effective against the virus."),
-        ("Vitamin C causes colds.", "Vitamin C prevents colds."),
-        ("Canada banned cannabis in 2018.", "Canada legalised cannabis in 2018."),
-        (
-            "Nicotine could prevent more harm than it prevents.",
-            "Nicotine could cause more harm than it prevents.",
-        ),
-    ],
-)
-def test_an_antonym_swap_is_an_antonym_mismatch(post: str, claim: str) -> None:
-    assert MismatchKind.ANTONYM in kinds(post, claim)
-
-
-@pytest.mark.parametrize(
-    ("post", "claim"),
-    [
-        ("Unemployment fell to 8 percent in 2023.", "Unemployment fell to 11 percent in 2023."),
-        ("France banned petrol cars from 2040.", "France banned petrol cars from 2025."),
-        ("The rate will reach 20,000 pounds.", "The rate will reach 15,000 pounds."),
-        ("Goldfish remember for ten seconds.", "Goldfish remember for three seconds."),
-        ("The emergency ended in March 2023.", "The emergency ended in May 2023."),
-        ("The Amazon produces 50% of our oxygen.", "The Amazon produces 20% of our oxygen."),
-    ],
-)
-def test_a_changed_number_or_date_is_a_number_mismatch(post: str, claim: str) -> None:
-    assert MismatchKind.NUMBER in kinds(post, claim)
-
-
-@pytest.mark.parametrize(
-    ("post", "claim"),
-    [
-        ("Donald Trump signed a law banning TikTok.", "Joe Biden signed a law banning TikTok."),
-        ("India is the largest emitter of CO2.", "China is the largest emitter of CO2."),
-        ("The CDC ended the emergency.", "The WHO ended the emergency."),
-        ("Peru recorded its lowest deforestation.", "Brazil recorded its lowest deforestation."),
-        (
-            "Obama's team was quarantined in Lebanon.",
-            "The Algerian team was quarantined in Lebanon.",
-        ),
-    ],
-)
-def test_a_swapped_named_entity_is_an_entity_mismatch(post: str, claim: str) -> None:
-    assert MismatchKind.ENTITY in kinds(post, claim)
-
-
-@pytest.mark.parametrize(
-    ("post", "claim"),
-    [
-        ("Hot water with lemon destroys influenza viruses.", "Lemon water kills the flu virus."),
-        (
-            "Spain's jobless rate dropped to 11% in 2023.",
-            "Unemployment in Spain fell to 11 percent in 2023.",
-        ),
-        ("The rate goes to 15000 from 8000.", "The rate will move from 8,000 to 15,000 pounds."),
-        ("2 million people left.", "2,000,000 people left."),
-        ("Lebanese passports are for sale.", "Lebanon sells passports."),
-        ("The US left the WHO.", "The United States left the WHO."),
-        ("Vaccines do not cause autism.", "Vaccines don't cause autism."),
-        ("Sales fell again.", "Sales declined again."),
-        ("Covid jabs pose no special risk.", "Covid jabs are not a special risk."),
-        ("Hoda Al-Sarari has died in Spain.", "Hoda Al-Sarari passed away in Spain."),
-        ("President Biden signed it.", "Joe Biden signed it."),
-        ("Wearing a mask cuts your oxygen.", "Face masks lower the oxygen you breathe."),
-        ("Lightning does not hit one spot two times.", "Lightning never strikes one spot twice."),
-    ],
-)
-def test_a_rewording_is_no_mismatch(post: str, claim: str) -> None:
-    assert compare(post, claim) == []
+    assert MismatchKind.NEGATION not in {m.kind for m in compare(post, CLAIM)}
 
 
 def test_leaving_a_number_or_a_name_out_is_still_the_same_claim() -> None:

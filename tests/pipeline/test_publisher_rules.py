@@ -30,6 +30,13 @@ def table() -> PublisherTable:
     return PublisherTable.default()
 
 
+def looked_up(table: PublisherTable, url: str) -> tuple[Tier, str, str, bool]:
+    """A lookup's tier, the rule or list that gave it, what it matched and whether the
+    publisher is a reference body."""
+    rating = table.lookup(url)
+    return rating.tier, rating.source, rating.matched, rating.reference
+
+
 # -- public bodies outside the US and UK -------------------------------------------------------
 
 
@@ -59,13 +66,7 @@ def table() -> PublisherTable:
 def test_government_suffix_rule_rates_public_bodies_high(
     table: PublisherTable, url: str, suffix: str
 ) -> None:
-    rating = table.lookup(url)
-    assert (rating.tier, rating.source, rating.matched, rating.reference) == (
-        Tier.HIGH,
-        "rule:government",
-        f"*.{suffix}",
-        True,
-    )
+    assert looked_up(table, url) == (Tier.HIGH, "rule:government", f"*.{suffix}", True)
 
 
 @pytest.mark.parametrize(
@@ -99,13 +100,7 @@ def test_government_suffixes_are_unique_and_parse_as_hosts() -> None:
 def test_public_bodies_outside_the_suffix_rules_are_high_reference_entries(
     table: PublisherTable, url: str, domain: str
 ) -> None:
-    rating = table.lookup(url)
-    assert (rating.tier, rating.source, rating.matched, rating.reference) == (
-        Tier.HIGH,
-        "default table",
-        domain,
-        True,
-    )
+    assert looked_up(table, url) == (Tier.HIGH, "default table", domain, True)
 
 
 # -- Japanese sites ---------------------------------------------------------------------------

@@ -3,10 +3,8 @@ database's own full text, on SQLite and on PostgreSQL (a throwaway cluster, test
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -22,16 +20,6 @@ from storage.models import Base
 INDEX_TABLES = {"index_meta", "claims", "authority_statements", "local_documents", "local_passages"}
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "postgresql":
-        yield request.getfixturevalue("pg_db")
-        return
-    database = Database(f"sqlite:///{tmp_path / 'factnote.db'}")
-    yield database
-    database.dispose()
-
-
 def claim_row(key: str, claim_text: str) -> dict[str, object]:
     return {"key": key, "claim_text": claim_text, "record_json": "{}", "embedding": b"\0" * 4}
 
@@ -45,8 +33,8 @@ def full_text_ids(engine: Engine, word: str) -> list[int]:
         return [int(r[0]) for r in connection.execute(text(sql), {"w": word})]
 
 
-def test_the_models_and_index_tables_are_what_the_migrations_make(migrated: Database) -> None:
-    with migrated.engine.connect() as connection:
+def test_the_models_and_index_tables_are_what_the_migrations_make(main_db: Database) -> None:
+    with main_db.engine.connect() as connection:
         context = MigrationContext.configure(
             connection,
             opts={
@@ -57,8 +45,8 @@ def test_the_models_and_index_tables_are_what_the_migrations_make(migrated: Data
         assert compare_metadata(context, [Base.metadata, index_metadata]) == []
 
 
-def test_full_text_follows_every_insert_update_and_delete(migrated: Database) -> None:
-    engine = migrated.engine
+def test_full_text_follows_every_insert_update_and_delete(main_db: Database) -> None:
+    engine = main_db.engine
     with engine.begin() as connection:
         connection.execute(insert(claims), [claim_row("a", "Birds die near 5G masts")])
         connection.execute(insert(claims), [claim_row("b", "Lemon water cures the flu")])

@@ -57,6 +57,9 @@ class ImageView:
     error: str | None
     matches: list[ImageMatchView] = field(default_factory=list)
     reverse_search: str = ""
+    # What the configured recognition service named (its data, with its score) and its status.
+    recognition: str = ""
+    recognised: list[str] = field(default_factory=list)
 
 
 def image_views(session: Session, trace: dict[str, Any] | None) -> list[ImageView]:
@@ -90,9 +93,19 @@ def image_views(session: Session, trace: dict[str, Any] | None) -> list[ImageVie
                 error=report.get("error"),
                 matches=[_match(m) for m in report.get("matches") or [] if isinstance(m, dict)],
                 reverse_search=str(report.get("reverse_search", "")),
+                recognition=str(report.get("recognition", "")),
+                recognised=[_recognised(r) for r in report.get("recognised") or []],
             )
         )
     return views
+
+
+def _recognised(raw: Any) -> str:
+    if not isinstance(raw, dict):
+        return ""
+    score = raw.get("score")
+    shown = f"score {score:.2f}" if isinstance(score, int | float) else "unscored"
+    return f"{raw.get('kind', '')} {raw.get('name', '')!s} ({shown}, {raw.get('service', '')})"
 
 
 def _match(raw: dict[str, Any]) -> ImageMatchView:

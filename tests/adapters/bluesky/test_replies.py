@@ -216,22 +216,28 @@ def test_reply_over_300_graphemes_is_refused_before_posting(
     assert len(pds.named("com.atproto.repo.createRecord")) == 1
 
 
+def carol_with_the_reply_failing(
+    adapter: BlueskyAdapter, pds: FakePDS, failure: httpx.Response | Exception
+) -> Summons:
+    """Carol's summons, with the PDS answering the reply's createRecord with `failure`."""
+    carol = fetch_all(adapter)[CAROL]
+    pds.fail("com.atproto.repo.createRecord", failure)
+    return carol
+
+
 def test_rate_limited_reply_raises_with_the_reset_time_and_never_sleeps(
     adapter: BlueskyAdapter, pds: FakePDS
 ) -> None:
-    carol = fetch_all(adapter)[CAROL]
-    pds.fail(
-        "com.atproto.repo.createRecord",
-        httpx.Response(
-            429,
-            json={"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
-            headers={
-                "ratelimit-limit": "5000",
-                "ratelimit-remaining": "0",
-                "ratelimit-reset": str(RESET_EPOCH),
-            },
-        ),
+    too_many = httpx.Response(
+        429,
+        json={"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
+        headers={
+            "ratelimit-limit": "5000",
+            "ratelimit-remaining": "0",
+            "ratelimit-reset": str(RESET_EPOCH),
+        },
     )
+    carol = carol_with_the_reply_failing(adapter, pds, too_many)
 
     started = time.monotonic()
     with pytest.raises(RateLimited) as info:
@@ -262,8 +268,7 @@ def test_reply_failures_map_to_typed_errors(
     retryable: bool,
     status: int | None,
 ) -> None:
-    carol = fetch_all(adapter)[CAROL]
-    pds.fail("com.atproto.repo.createRecord", failure)
+    carol = carol_with_the_reply_failing(adapter, pds, failure)
 
     with pytest.raises(PlatformError) as info:
         adapter.post_reply(carol, "Non.")
@@ -277,13 +282,8 @@ def test_reply_failures_map_to_typed_errors(
 def test_reply_refused_by_a_thread_gate_is_reply_forbidden(
     adapter: BlueskyAdapter, pds: FakePDS
 ) -> None:
-    carol = fetch_all(adapter)[CAROL]
-    pds.fail(
-        "com.atproto.repo.createRecord",
-        httpx.Response(
-            400, json={"error": "InvalidRequest", "message": "Reply not allowed by threadgate"}
-        ),
-    )
+    gated = {"error": "InvalidRequest", "message": "Reply not allowed by threadgate"}
+    carol = carol_with_the_reply_failing(adapter, pds, httpx.Response(400, json=gated))
 
     with pytest.raises(ReplyForbidden):
         adapter.post_reply(carol, "Non.")

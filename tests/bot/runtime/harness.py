@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
-from adapters.base import FetchResult, RateBudget, ReplyReceipt, SocialPost, Summons
+from adapters.base import FetchResult, ReplyReceipt, Summons
 from adapters.local import LocalAdapter
 from bot.config import Settings, load_settings
 from bot.runtime import open_runtime
@@ -22,6 +22,7 @@ from storage.db import Database
 from storage.models import Request
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index
+from tests.bot.quiet_platform import QuietPlatform
 
 CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
 
@@ -67,7 +68,7 @@ def hold_write_lock(path: Path) -> sqlite3.Connection:
     return other
 
 
-class FailingAdapter:
+class FailingAdapter(QuietPlatform):
     """A platform whose poll fails: with a PlatformError, or with a bug (any exception)."""
 
     name = "flaky"
@@ -80,17 +81,6 @@ class FailingAdapter:
 
     def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
         raise AssertionError("nothing to post")
-
-    def find_reply(self, summons: Summons) -> ReplyReceipt | None:
-        return None
-
-    def recent_posts(
-        self, user: str, *, limit: int = 50, since: datetime | None = None
-    ) -> list[SocialPost]:
-        return []
-
-    def budgets(self) -> list[RateBudget]:
-        return []
 
 
 class Env:

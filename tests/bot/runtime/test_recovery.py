@@ -74,30 +74,29 @@ def claim_one_and_stop(env: Env, settings: Settings) -> tuple[int, str]:
     return request_id, bot.worker.name
 
 
-def test_requests_left_processing_by_a_dead_process_are_requeued(env: Env) -> None:
+@pytest.mark.parametrize(
+    ("worker_died", "state", "attempts"),
+    [
+        pytest.param(True, RequestState.DRY_RUN, 2, id="dead-process-requeued"),
+        pytest.param(False, RequestState.PROCESSING, 1, id="live-worker-not-taken-over"),
+    ],
+)
+def test_a_request_left_processing_is_taken_over_only_from_a_dead_process(
+    env: Env, worker_died: bool, state: RequestState, attempts: int
+) -> None:
     settings = env.settings()
     request_id, worker = claim_one_and_stop(env, settings)
-    # ... then "the process dies": the lease names a process of this host that is gone.
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    dead_worker = f"{socket.gethostname()}:{gone.pid}:1"
-    with open_runtime(settings) as runtime, runtime.db.transaction() as session:
-        row = session.get(Request, request_id)
-        assert row is not None and row.lease_owner == worker
-        row.lease_owner = dead_worker
+    if worker_died:
+        # "The process dies": the lease names a process of this host that is gone.
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        with open_runtime(settings) as runtime, runtime.db.transaction() as session:
+            row = session.get(Request, request_id)
+            assert row is not None and row.lease_owner == worker
+            row.lease_owner = f"{socket.gethostname()}:{gone.pid}:1"
     env.run_once(settings)
     [request] = env.requests(settings)
-    assert request.state == RequestState.DRY_RUN.value
-    assert request.attempts == 2
-
-
-def test_a_request_held_by_a_live_worker_is_not_taken_over(env: Env) -> None:
-    settings = env.settings()
-    claim_one_and_stop(env, settings)  # another worker, alive, still checking
-    env.run_once(settings)
-    [request] = env.requests(settings)
-    assert request.state == RequestState.PROCESSING.value
-    assert request.attempts == 1
+    assert (request.state, request.attempts) == (state.value, attempts)
 
 
 def test_runtime_object_is_usable_for_status(env: Env) -> None:

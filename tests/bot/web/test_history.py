@@ -4,7 +4,7 @@ its time, from, to, reason and actor, merged in time order with the moderators' 
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bot.web import queries
 from storage.models import DecisionRow, RequestEvent, ReviewAction
@@ -15,6 +15,15 @@ def _history_html(page: str) -> str:
     match = re.search(r'<ol id="history">(.*?)</ol>', page, re.S)
     assert match, "no history list on the page"
     return match.group(1)
+
+
+def state_change(
+    rid: int, at: datetime, old: str | None, new: str, actor: str, reason: str = ""
+) -> RequestEvent:
+    """One row of the request's event log, as the runtime writes it."""
+    return RequestEvent(
+        request_id=rid, at=at, from_state=old, to_state=new, actor=actor, reason=reason
+    )
 
 
 def test_a_rejection_shows_the_action_and_the_state_change_it_caused(
@@ -31,36 +40,24 @@ def test_a_rejection_shows_the_action_and_the_state_change_it_caused(
 
 def test_events_and_actions_are_merged_in_time_order(app_env: AppEnv, admin: Session) -> None:
     rid = app_env.world.ids["review_x"]
-    t0 = app_env.world.now - timedelta(hours=2)
+    t0, minute = app_env.world.now - timedelta(hours=2), timedelta(minutes=1)
     with app_env.db.transaction() as session:
         session.query(ReviewAction).filter(ReviewAction.request_id == rid).delete()
         session.add_all(
             [
-                RequestEvent(
-                    request_id=rid, at=t0, from_state=None, to_state="received", actor="intake"
-                ),
-                RequestEvent(
-                    request_id=rid,
-                    at=t0 + timedelta(minutes=1),
-                    from_state="received",
-                    to_state="queued",
-                    reason="triaged: fresh summons",
-                    actor="triage",
+                state_change(rid, t0, None, "received", "intake"),
+                state_change(
+                    rid, t0 + minute, "received", "queued", "triage", "triaged: fresh summons"
                 ),
                 ReviewAction(
                     request_id=rid,
                     actor="senior_demo",
                     action="escalate",
                     detail={"note": "needs a doctor"},
-                    created_at=t0 + timedelta(minutes=30),
+                    created_at=t0 + 30 * minute,
                 ),
-                RequestEvent(
-                    request_id=rid,
-                    at=t0 + timedelta(minutes=5),
-                    from_state="queued",
-                    to_state="awaiting_review",
-                    reason="review mode",
-                    actor="worker:w1",
+                state_change(
+                    rid, t0 + 5 * minute, "queued", "awaiting_review", "worker:w1", "review mode"
                 ),
             ]
         )

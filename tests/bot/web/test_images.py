@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from pipeline.config import ImagesConfig
 from pipeline.image_intake import decode
-from pipeline.image_records import ImageMatch, ImageReport, OcrLine, SeenImage
+from pipeline.image_records import ImageMatch, ImageReport, OcrLine, Recognition, SeenImage
 from storage.images import SqlImageStore
 from storage.models import DecisionRow
 from testing.image_samples import encode, photo
@@ -52,6 +52,10 @@ def store_image(app_env: AppEnv, content: bytes | None) -> str:
                 possible=True,
             )
         ],
+        recognition="google_vision: 1 kept, 0 under the score floor dropped",
+        recognised=[
+            Recognition(service="google_vision", kind="landmark", name="Gate <b>", score=0.87)
+        ],
     )
     rid = app_env.world.ids["review_local"]
     with app_env.db.session() as session:
@@ -76,6 +80,8 @@ def test_the_item_page_shows_our_copy_its_text_and_its_matches(
     assert "PALACE ON FIRE &lt;script&gt;" in page.text  # OCR text is data, escaped
     assert "Possible match (compare by eye)" in page.text
     assert "https://fc.example/palace-fire" in page.text and "cosine 0.93" in page.text
+    assert "Recognition: google_vision: 1 kept" in page.text
+    assert "landmark Gate &lt;b&gt; (score 0.87, google_vision)" in page.text
 
     served = moderator.client.get(f"/images/{sha}")
     assert served.status_code == 200 and served.content == copy

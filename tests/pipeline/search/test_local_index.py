@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import RelevanceConfig
+from pipeline.extract import extract_document
 from pipeline.records import Document
 from pipeline.relevance import Embedder, get_embedder
 from pipeline.search.base import SearchError, SearchProvider
@@ -33,15 +34,9 @@ PARAPHRASE = "jab makes kids autistic"
 
 
 def doc(url: str, text: str, title: str = "", published: datetime | None = None) -> Document:
-    return Document(
-        url=url,
-        canonical_url=url,
-        ok=True,
-        title=title,
-        text=text,
-        published=published,
-        content_hash=hashlib.sha256(text.encode()).hexdigest(),
-    )
+    """A plain-text page as `factnote index add` makes it of a file with its sidecar."""
+    extracted = extract_document(url, text, "text/plain", published=published)
+    return extracted.model_copy(update={"title": title})
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +129,7 @@ def test_failed_or_empty_documents_are_refused(tmp_path: Path) -> None:
         with pytest.raises(LocalIndexError, match="failed"):
             index.add(failed)
         with pytest.raises(LocalIndexError, match="without text"):
-            index.add(doc("https://a.example/", "   "))
+            index.add(Document(url="https://a.example/", canonical_url="", ok=True, text="   "))
         assert len(index) == 0
 
 
