@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	bash tools/ensure-chromium.sh
 	bash tools/ensure-postgres.sh
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
 
 test: lint typecheck unit
 

@@ -55,12 +55,10 @@ from pipeline.domains import registrable_domain
 from pipeline.failures import PipelineFailure
 from pipeline.formats import reply_format
 from pipeline.fulltext import claim_ids
+from pipeline.index_store import StoredIndex
 from pipeline.index_tables import (
-    EmbeddingSizeMismatch,
-    IndexSchemaError,
     check_embedding_dim,
     claims,
-    open_index_engine,
 )
 from pipeline.lexical import clean_text, terms
 from pipeline.multilingual import Neighbours, base_language, get_multilingual, text_language
@@ -184,10 +182,14 @@ class _Matrix:
     vectors: npt.NDArray[np.float32]
 
 
-class ClaimIndex:
+class ClaimIndex(StoredIndex):
     """Claim records in the `claims` table with embeddings and the database's full-text
     index. `target` is the main database's Engine, a database URL, or a path (":memory:")
     for a standalone SQLite store. Thread-safe."""
+
+    kind = "claims"
+    error = ClaimIndexError
+    noun = "claim index"
 
     def __init__(
         self,
@@ -204,13 +206,7 @@ class ClaimIndex:
         self._matrix: _Matrix | None = None
         self._neighbours: Neighbours | None = None  # multilingual, built on first use
         self._writes = 0
-        try:
-            self._engine, self._owned = open_index_engine(target)
-            with self._engine.connect() as connection:
-                check_embedding_dim(connection, "claims", embedder.dim, "claim index")
-        except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
-            raise ClaimIndexError(f"cannot open the claim index in {target}: {exc}") from exc
-        self._where = self._engine.url.render_as_string(hide_password=True)
+        self._open(target, embedder.dim)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -288,16 +284,6 @@ class ClaimIndex:
         with self._lock, self._engine.connect() as connection:
             count = connection.execute(select(func.count()).select_from(claims)).scalar_one()
         return int(count)
-
-    def close(self) -> None:
-        if self._owned:
-            self._engine.dispose()
-
-    def __enter__(self) -> ClaimIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _dense_matrix(self) -> _Matrix:
         with self._lock, self._engine.connect() as connection:

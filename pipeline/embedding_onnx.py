@@ -36,7 +36,8 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -143,43 +144,39 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
 
     sample = torch.ones((2, 8), dtype=torch.long)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
-    os.close(fd)
-    try:
-        with torch.no_grad():
-            torch.onnx.export(
-                _LastHidden(model),
-                (sample, torch.ones_like(sample), torch.zeros_like(sample)),
-                tmp,
-                input_names=list(_INPUTS),
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=OPSET,
-                dynamo=False,
-            )
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the export from other users
-        os.replace(tmp, target)
-    except Exception as exc:
-        raise OnnxExportError(f"ONNX export of {model_dir} failed: {exc}") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with published(target, f"ONNX export of {model_dir}") as part, torch.no_grad():
+        torch.onnx.export(
+            _LastHidden(model),
+            (sample, torch.ones_like(sample), torch.zeros_like(sample)),
+            str(part),
+            input_names=list(_INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
 
 
 def _quantize(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
-    os.close(fd)
-    try:
-        quantize_dynamic(str(source), tmp, weight_type=QuantType.QInt8)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except Exception as exc:
-        raise OnnxExportError(f"int8 quantisation of {source} failed: {exc}") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with published(target, f"int8 quantisation of {source}") as part:
+        quantize_dynamic(str(source), str(part), weight_type=QuantType.QInt8)
+
+
+@contextmanager
+def published(target: Path, what: str) -> Iterator[Path]:
+    """A scratch path beside `target` for an export to write; once written it replaces
+    `target` in one step (so a reader never sees half a model), readable by every user of the
+    shared cache. A failure leaves nothing behind and is raised as `OnnxExportError`."""
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        part = Path(work) / target.name
+        try:
+            yield part
+        except Exception as exc:
+            raise OnnxExportError(f"{what} failed: {exc}") from exc
+        part.chmod(0o644)
+        os.replace(part, target)
 
 
 def cpu_session(onnx_file: Path, threads: int = 0) -> Any:

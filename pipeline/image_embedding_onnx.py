@@ -14,9 +14,7 @@ its 224 px input, so the traced graph pads exactly as the torch model does at ev
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
-import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
@@ -26,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.embedding_onnx import OnnxExportError, cpu_session, export_dir
+from pipeline.embedding_onnx import cpu_session, export_dir, published
 
 __all__ = ["OnnxImageRunner", "build_image_export", "image_export_path", "weights_file"]
 
@@ -79,27 +77,24 @@ def _export(target: Path) -> None:
             return self.inner.extract_features(pixels).mean(dim=(2, 3))
 
     sample = torch.zeros((1, 3, 224, 168), dtype=torch.float32)
-    with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        part = Path(work) / target.name
-        try:
-            # The exporter warns about slices it cannot fold; the graph is checked against
-            # torch by tests/pipeline/test_image_embedding.py, not by its warnings.
-            with torch.inference_mode(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(
-                    _Pooled(load_torch_model()),
-                    (sample,),
-                    str(part),
-                    input_names=["pixels"],
-                    output_names=["pooled"],
-                    dynamic_axes={"pixels": {0: "batch", 2: "height", 3: "width"}},
-                    opset_version=OPSET,
-                    dynamo=False,
-                )
-        except Exception as exc:
-            raise OnnxExportError(f"ONNX export of EfficientNet-Lite0 failed: {exc}") from exc
-        part.chmod(0o644)  # readable by every user of the shared cache
-        os.replace(part, target)
+    # The exporter warns about slices it cannot fold; the graph is checked against torch by
+    # tests/pipeline/test_image_embedding.py, not by its warnings.
+    with (
+        published(target, "ONNX export of EfficientNet-Lite0") as part,
+        torch.inference_mode(),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _Pooled(load_torch_model()),
+            (sample,),
+            str(part),
+            input_names=["pixels"],
+            output_names=["pooled"],
+            dynamic_axes={"pixels": {0: "batch", 2: "height", 3: "width"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
 
 
 class OnnxImageRunner:

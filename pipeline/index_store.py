@@ -24,6 +24,8 @@ class StoredIndex:
     kind: ClassVar[str]
     # What a store that cannot be opened raises, with a one-line message.
     error: ClassVar[type[Exception]]
+    # How messages name the store, where "<kind> index" reads wrong ("claim index").
+    noun: ClassVar[str] = ""
 
     _engine: Engine
     _owned: bool  # opened here (a URL or a path), so disposed of here
@@ -36,10 +38,14 @@ class StoredIndex:
             self._engine, self._owned = open_index_engine(target)
             if dim is not None:
                 with self._engine.connect() as connection:
-                    check_embedding_dim(connection, self.kind, dim, f"{self.kind} index")
+                    check_embedding_dim(connection, self.kind, dim, self.store_name)
         except (SQLAlchemyError, IndexSchemaError, EmbeddingSizeMismatch) as exc:
-            raise self.error(f"cannot open the {self.kind} index in {target}: {exc}") from exc
+            raise self.error(f"cannot open the {self.store_name} in {target}: {exc}") from exc
         self._where = self._engine.url.render_as_string(hide_password=True)
+
+    @property
+    def store_name(self) -> str:
+        return self.noun or f"{self.kind} index"
 
     def close(self) -> None:
         if self._owned:

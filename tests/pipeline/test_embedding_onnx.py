@@ -174,3 +174,21 @@ def test_the_int8_export_builds_its_fp32_source_first_without_deadlocking(
     assert built == ["fp32", "int8"]
     assert got[0].name == "model-int8.onnx"
     assert got[0].read_bytes() == b"fp32->int8"
+
+
+def test_a_failed_export_leaves_no_file_behind_and_says_what_failed(tmp_path: Path) -> None:
+    from pipeline.embedding_onnx import OnnxExportError, published
+
+    target = tmp_path / "model.onnx"
+    with (
+        pytest.raises(OnnxExportError, match="test export failed: half written"),
+        published(target, "test export") as part,
+    ):
+        part.write_bytes(b"half")
+        raise ValueError("half written")
+    assert list(tmp_path.iterdir()) == []
+
+    with published(target, "test export") as part:
+        part.write_bytes(b"whole")
+    assert target.read_bytes() == b"whole"
+    assert list(tmp_path.iterdir()) == [target]
