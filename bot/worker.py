@@ -223,6 +223,9 @@ class Worker:
         )
         request.lease_owner = None
         request.lease_until = None
+        # Done with processing: stop renewing now, not once posting is done too, or a beat
+        # during a slow platform call would find the lease gone and warn of a lost lease.
+        self._leases.release(request.id)
         lifecycle.transition(
             session, request, state, reason, lifecycle.Actor(ActorKind.WORKER, self.name), outcome
         )

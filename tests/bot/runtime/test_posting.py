@@ -3,8 +3,12 @@ and reconciliation after a crash or a lost database instead of a second reply.""
 
 from __future__ import annotations
 
+import logging
+import time
 from datetime import timedelta
+from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from adapters.base import ReplyReceipt, Summons
@@ -142,3 +146,22 @@ def test_a_request_that_cannot_be_posted_does_not_hold_up_the_others(env: Env) -
     assert first.last_error and "internal error" in first.last_error
     assert first.next_attempt_at is not None and first.next_attempt_at > utcnow()
     assert [line["in_reply_to"] for line in env.outbox_lines()] == ["2"]
+
+
+def test_a_slow_platform_call_after_the_decision_is_not_reported_as_a_lost_lease(
+    env: Env, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Posting runs after the decision has given up the processing lease; a heartbeat still
+    # renewing it then would find it gone and log a lost lease that never happened.
+    post = LocalAdapter.post_reply
+
+    def slow_post(self: LocalAdapter, *args: Any, **kwargs: Any) -> ReplyReceipt:
+        time.sleep(1.0)  # several heartbeats at a 0.3 s lease
+        return post(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalAdapter, "post_reply", slow_post)
+    with caplog.at_level(logging.WARNING):
+        settings = env.run_one_summons("live", lease_s=0.3)
+    [request] = env.requests(settings)
+    assert request.state == RequestState.POSTED.value
+    assert "lease lost" not in caplog.text
