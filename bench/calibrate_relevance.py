@@ -101,7 +101,7 @@ THRESHOLDS = np.round(np.arange(0.0, 0.901, 0.01), 2)
 # The made-up page an evidence passage sits in for the pre-filter measurement (fixture pages
 # split into 19 passages on average), and the pre-filter sizes compared.
 PAGE_PASSAGES = 20
-PREFILTER_SIZES = (2, 3, 4, 6, 8, 10)
+PREFILTER_SIZES = (2, 3, 4, 5, 6, 8, 10)
 
 Log = Callable[[str], None]
 Floats = npt.NDArray[np.float64]

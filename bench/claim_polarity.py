@@ -37,6 +37,11 @@ polarity check, checked once through `ClaimIndex.match` itself, and for the sett
 procedure chooses on the whole set ("cv_all"; the shipped default when it meets the issue's
 targets: see `ClaimsConfig`).
 
+Segment-level matching (`pipeline.claim_segments`) is measured by `bench.claim_segments`
+("whole_*" against "segments_*": the shipped weights, the threshold alone cross-validated,
+with the rewordings and reversals of our claims inside a longer post; "index_segments_*"
+checks it through `ClaimIndex.match`). The other figures are the whole texts'.
+
 Usage: python -m bench.claim_polarity [--errors]  (or `make bench` for all benchmarks);
 `--errors` prints the cases the defaults get wrong, by kind, with the rule that fired.
 """
@@ -48,6 +53,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +62,7 @@ from bench.matching_cases import (
     DIFFERENT_KIND,
     NEGATIVE_KINDS,
     POSITIVE_KINDS,
+    POST_KINDS,
     REVERSAL_KINDS,
     MatchingSet,
     build,
@@ -112,6 +119,19 @@ class Setting:
     def score(self, sims: Similarities) -> Array:
         lexical = 1.0 - self.minilm - self.multilingual
         return self.minilm * sims.minilm + self.multilingual * sims.multi + lexical * sims.lexical
+
+
+class Scores(Protocol):
+    """What the choice and the figures read: each case's kind, expected record and group, and
+    its best match under given weights (`Similarities`, or one fixed variant of it)."""
+
+    kinds: npt.NDArray[np.str_]
+    expected: Ints
+    groups: list[str]
+
+    def best(self, minilm: float, multilingual: float) -> tuple[Ints, Array, Bools]: ...
+
+    def reasons(self, case: int, record: int) -> tuple[str, ...]: ...
 
 
 class Similarities:
@@ -172,7 +192,7 @@ class Outcome:
 
 
 def outcome(
-    sims: Similarities,
+    sims: Scores,
     setting: Setting,
     *,
     polarity: bool = True,
@@ -203,7 +223,7 @@ def outcome(
     no_exact = headline & (sims.kinds != "exact")
     rates = {
         kind: share(strong & (sims.kinds == kind), chosen & (sims.kinds == kind), 0.0)
-        for kind in (*POSITIVE_KINDS, *REVERSAL_KINDS, DIFFERENT_KIND, *NEGATIVE_KINDS)
+        for kind in (*POSITIVE_KINDS, *REVERSAL_KINDS, DIFFERENT_KIND, *NEGATIVE_KINDS, *POST_KINDS)
     }
     return Outcome(
         precision=share(strong & headline & right, strong & headline, 1.0),
@@ -222,7 +242,13 @@ def weight_grid() -> list[tuple[float, float]]:
     ]
 
 
-def choose(sims: Similarities, rows: Bools) -> Setting:
+def choose(
+    sims: Scores,
+    rows: Bools,
+    *,
+    grid: Sequence[tuple[float, float]] | None = None,
+    headline_kinds: frozenset[str] = HEADLINE_KINDS,
+) -> Setting:
     """The setting with the best paraphrase recall on `rows` among those reaching the target
     precision there while matching at most half as many same-topic claims strongly as the
     former defaults do and none of our different claims on a debunked claim's topic (ties:
@@ -232,11 +258,11 @@ def choose(sims: Similarities, rows: Bools) -> Setting:
     former = Setting(*FORMER)
     top, score, mismatched = sims.best(former.minilm, former.multilingual)
     allowed = int(((score >= former.threshold) & ~mismatched & same_topic).sum()) // 2
-    headline = np.isin(sims.kinds, list(HEADLINE_KINDS)) & rows
+    headline = np.isin(sims.kinds, list(headline_kinds)) & rows
     reworded = (sims.kinds == "reworded") & rows
     different = (sims.kinds == DIFFERENT_KIND) & rows
     best: tuple[tuple[float, ...], Setting] | None = None
-    for minilm, multilingual in weight_grid():
+    for minilm, multilingual in weight_grid() if grid is None else grid:
         top, score, mismatched = sims.best(minilm, multilingual)
         right = top == sims.expected
         # Every threshold at once: thresholds × cases.
@@ -258,8 +284,14 @@ def choose(sims: Similarities, rows: Bools) -> Setting:
     return best[1]
 
 
-def cross_validate(sims: Similarities) -> dict[str, tuple[float, float]]:
-    """Fold mean and spread of the chosen settings and the held-out precision and recall."""
+def cross_validate(
+    sims: Scores,
+    *,
+    grid: Sequence[tuple[float, float]] | None = None,
+    headline_kinds: frozenset[str] = HEADLINE_KINDS,
+) -> dict[str, tuple[float, float]]:
+    """Fold mean and spread of the chosen settings and the held-out precision and recall
+    (`grid` and `headline_kinds` as for `choose`)."""
     groups = sorted(set(sims.groups))
     fold_of = {g: n % FOLDS for n, g in enumerate(groups)}
     folds = np.array([fold_of[g] for g in sims.groups])
@@ -272,17 +304,20 @@ def cross_validate(sims: Similarities) -> dict[str, tuple[float, float]]:
             "precision",
             "recall",
             "strong_rate_different",
+            "strong_rate_post_reworded",
+            "strong_rate_post_reversed",
         )
     }
     for fold in range(FOLDS):
-        setting = choose(sims, folds != fold)
+        setting = choose(sims, folds != fold, grid=grid, headline_kinds=headline_kinds)
         held = outcome(sims, setting, rows=folds == fold)
         values["minilm_weight"].append(setting.minilm)
         values["multilingual_weight"].append(setting.multilingual)
         values["threshold"].append(setting.threshold)
         values["precision"].append(held.precision)
         values["recall"].append(held.recall)
-        values["strong_rate_different"].append(held.strong_rates[DIFFERENT_KIND])
+        for kind in (DIFFERENT_KIND, *POST_KINDS):
+            values[f"strong_rate_{kind}"].append(held.strong_rates[kind])
     return {k: (statistics.fmean(v), statistics.pstdev(v)) for k, v in values.items()}
 
 
@@ -357,9 +392,13 @@ def run(log: Log = print, *, show_errors: bool = False) -> dict[str, float]:
         found = outcome(sims, default, without=kind.value)
         result[f"after_without_{kind}_rule_precision"] = found.precision
         result[f"after_without_{kind}_rule_recall_paraphrase"] = found.recall
-    indexed = through_index(data, embedder, cfg)
+    # By the whole texts, as the matrix figures above; then as shipped, with segments.
+    indexed = through_index(data, embedder, cfg.model_copy(update={"segment_matching": False}))
     result["index_precision"] = indexed.precision
     result["index_recall_paraphrase"] = indexed.recall
+    indexed = through_index(data, embedder, cfg.model_copy(update={"segment_matching": True}))
+    result["index_segments_precision"] = indexed.precision
+    result["index_segments_recall_paraphrase"] = indexed.recall
     for name, (mean, spread) in cross_validate(sims).items():
         result[f"cv_{name}_mean"] = mean
         result[f"cv_{name}_spread"] = spread
@@ -373,6 +412,10 @@ def run(log: Log = print, *, show_errors: bool = False) -> dict[str, float]:
     result["cv_all_recall_paraphrase"] = found.recall
     for kind, rate in found.strong_rates.items():
         result[f"cv_all_strong_rate_{kind}"] = rate
+    # Imported here: bench.claim_segments builds on this module's figures.
+    from bench.claim_segments import measure
+
+    result.update(measure(sims, embedder, default, log))
     counts = Counter(c.kind for c in data.cases)
     log("cases per kind: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if show_errors:

@@ -9,6 +9,8 @@ Two parts, both built when the benchmark runs:
   each claim for the cross-language measurement), 20 unrelated claims (`unrelated.jsonl`) and
   32 true statements on the topics of those claims that say something else
   (`different_claims.jsonl`: "Lemon water helps you stay hydrated when you have the flu");
+  each rewording and reversal of our claims also as the middle sentence of a post, between a
+  lead and a closing sentence of `post_frames.jsonl` (`POST_KINDS`);
   plus the hand-written paraphrases and same-topic negatives of
   `bench/data/claim_paraphrases.jsonl` (three of whose "unrelated" negatives restate claims of
   our own set and count as rewordings of them; a fourth, broader one is left out);
@@ -53,6 +55,11 @@ REVERSAL_KINDS = ("negated", "antonym", "number", "entity")
 # ("Lemon water helps you stay hydrated when you have the flu"): every strong match is wrong.
 DIFFERENT_KIND = "different"
 NEGATIVE_KINDS = ("unrelated", "same_topic")
+# A rewording or a reversal of one of our own claims as the middle sentence of a longer post
+# (`post_frames.jsonl`: a lead and a closing sentence written for this set, the kind that
+# surrounds a claim in a shared post). Reported on their own: the headline kinds stay as
+# they were, so the figures compare with earlier rounds.
+POST_KINDS = ("post_reworded", "post_reversed")
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ class Source:
 @dataclass(frozen=True)
 class Case:
     text: str
-    kind: str  # one of POSITIVE_KINDS, REVERSAL_KINDS, DIFFERENT_KIND, NEGATIVE_KINDS
+    kind: str  # one of POSITIVE_KINDS, REVERSAL_KINDS, DIFFERENT_KIND, NEGATIVE_KINDS, POST_KINDS
     origin: str
     group: str  # the source claim the case derives from (folds keep groups together)
     expected_url: str | None  # the record it restates; None when no record should match
@@ -109,9 +116,25 @@ def _own(sources: list[Source], cases: list[Case]) -> None:
                 cases.append(Case(text, kind, "own", source.key, None))
     for n, row in enumerate(_jsonl(DATA / "unrelated.jsonl")):
         cases.append(Case(str(row["text"]), "unrelated", "own", f"unrelated-{n}", None))
+    add_post_cases(sources, cases)
     # In its claim's group: a fold holds the claim out together with its neighbours.
     for row in _jsonl(DATA / "different_claims.jsonl"):
         cases.append(Case(str(row["text"]), DIFFERENT_KIND, "own", str(row["id"]), None))
+
+
+def add_post_cases(sources: list[Source], cases: list[Case]) -> None:
+    """Each own claim's rewordings and reversals inside a post (`POST_KINDS`)."""
+    frames = _jsonl(DATA / "post_frames.jsonl")
+    own = {s.key: s for s in sources if s.origin == "own"}
+    n = 0
+    for case in [c for c in cases if c.origin == "own" and c.group in own]:
+        if case.kind not in ("reworded", *REVERSAL_KINDS):
+            continue
+        frame = frames[n % len(frames)]
+        n += 1
+        text = f"{frame['lead']} {case.text} {frame['tail']}"
+        kind = "post_reworded" if case.kind == "reworded" else "post_reversed"
+        cases.append(Case(text, kind, "own", case.group, case.expected_url))
 
 
 # Negatives of claim_paraphrases.jsonl that restate a claim of our own set (the same famous

@@ -20,6 +20,12 @@ worker here still searches and fetches them (and then skips their extraction). T
 above and the trace of pages marked "not needed"; they estimate MUSE's order, they are not a
 measurement.
 
+Our mode extracts lower tiers speculatively while the calls above them could still meet the
+stop rule (`ResearchConfig.speculate_tiers`); one worker never does. What that costs is read
+from the LLM server's own log (`FakeLLM.requests`, discarded calls included, which the trace
+may not list if their answers came back after the decision): `extra_llm_calls_*` and
+`extra_prompt_tokens_*` are per post beyond the one-worker run's, mean and max.
+
 Each post's timeline (`critical_path`, logged under its line) is read from the LLM calls in its
 trace: the time with an LLM call in flight, and the gaps between calls, where the post waited on
 searches, fetches or the pipeline's own compute. `*_mean_first_research_gap_s` is the first such
@@ -40,7 +46,7 @@ from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipe
 from pipeline.check import Checker
 from pipeline.config import ResearchConfig
 from pipeline.records import SEARCH_TIERS, Decision, LLMCall, Platform
-from testing.fakes.openai_server import FakeLLM
+from testing.fakes.openai_server import FakeLLM, RecordedRequest, message_chars
 
 Log = Callable[[str], None]
 NOT_NEEDED = "not needed"
@@ -123,6 +129,10 @@ class PostRun:
     fetches: int
     skippable_s: float  # work MUSE's order would not have done (sequential mode only)
     path: CriticalPath | None = None
+    # What the LLM server received during the check, discarded speculative calls included
+    # (the trace lists only the calls whose answers came back before the decision).
+    requests: int = 0
+    request_prompt_tokens: int = 0
 
     @property
     def llm_calls(self) -> int:
@@ -163,12 +173,14 @@ def _run_post(
     search: FixtureSearch,
     web: FixtureWeb,
     cfg: LatencyConfig,
+    fake: FakeLLM,
 ) -> PostRun:
-    searches, fetches = search.calls, web.fetches
+    searches, fetches, asked = search.calls, web.fetches, len(fake.requests)
     started = datetime.now(UTC)
     start = time.perf_counter()
     decision = checker.check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
     wall = time.perf_counter() - start
+    received = fake.requests[asked:]
     return PostRun(
         post_id=post.id,
         scenario=post.scenario,
@@ -179,7 +191,35 @@ def _run_post(
         fetches=web.fetches - fetches,
         skippable_s=skippable_seconds(decision, cfg) if mode == "sequential" else 0.0,
         path=critical_path(decision.trace.llm_calls, started, wall),
+        requests=len(received),
+        request_prompt_tokens=prompt_tokens(received),
     )
+
+
+def prompt_tokens(requests: Sequence[RecordedRequest]) -> int:
+    """The prompt tokens the fake server reports for these requests (characters / 4)."""
+    return sum(message_chars(r.messages) // 4 for r in requests)
+
+
+def speculation_cost(conc: Sequence[PostRun], seq: Sequence[PostRun]) -> dict[str, float]:
+    """LLM calls and prompt tokens per post beyond the one-worker run's (which never
+    speculates), post by post: what speculation spent, mean and max."""
+    calls = [float(c.requests - s.requests) for c, s in zip(conc, seq, strict=True)]
+    tokens = [
+        float(c.request_prompt_tokens - s.request_prompt_tokens)
+        for c, s in zip(conc, seq, strict=True)
+    ]
+    discarded = [float(sum(r.discarded_calls for r in c.decision.trace.rounds)) for c in conc]
+    return {
+        "extra_llm_calls_mean": _mean(calls),
+        "extra_llm_calls_max": max(calls, default=0.0),
+        "extra_prompt_tokens_mean": _mean(tokens),
+        "extra_prompt_tokens_max": max(tokens, default=0.0),
+        "discarded_calls_in_trace_mean": _mean(discarded),
+        "stale_drafts_mean": _mean(
+            [float(sum(r.discarded_drafts for r in c.decision.trace.rounds)) for c in conc]
+        ),
+    }
 
 
 def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
@@ -205,7 +245,7 @@ def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
                 warm.close()
             for post in chosen:
                 for mode, kit in kits.items():
-                    run = _run_post(Checker(kit), post, mode, search, web, cfg)
+                    run = _run_post(Checker(kit), post, mode, search, web, cfg, fake)
                     if run.decision.error:
                         raise RuntimeError(f"{post.id} ({mode}) failed: {run.decision.error}")
                     runs.append(run)
@@ -213,7 +253,7 @@ def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
                         log(
                             f"{post.id} {post.scenario:<17} {mode:<10} {run.wall_s:6.2f}s "
                             f"llm={run.llm_calls:<2} search={run.searches:<2} "
-                            f"fetch={run.fetches:<2} {run.outcome}"
+                            f"fetch={run.fetches:<2} sent={run.requests:<2} {run.outcome}"
                         )
                         if run.path is not None:
                             log(f"    path: {run.path.steps}")
@@ -256,6 +296,14 @@ def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
             sum(1 for a, b in zip(conc, seq, strict=True) if a.outcome == b.outcome)
         ),
         "reply_posts": float(sum(1 for r in conc if r.decision.status.value == "reply")),
+        "same_reply_posts": float(
+            sum(
+                1
+                for a, b in zip(conc, seq, strict=True)
+                if (a.decision.reply, a.decision.urls) == (b.decision.reply, b.decision.urls)
+            )
+        ),
+        **speculation_cost(conc, seq),
     }
     # Every stage the checker timed (analyze, research, write, guard, ...), in first-seen order.
     stages = list(dict.fromkeys(k for r in runs for k in r.decision.timings if k != "total"))
@@ -288,6 +336,9 @@ SPREAD_KEYS = (
     "ratio_mean",
     "ratio_p50_vs_muse_order",
     "same_outcome_posts",
+    "same_reply_posts",
+    "extra_llm_calls_mean",
+    "extra_prompt_tokens_mean",
 )
 
 
@@ -316,6 +367,9 @@ def run(cfg: LatencyConfig | None = None, log: Log | None = None) -> dict[str, f
             log(
                 f"run {i + 1}/{cfg.repeats}: ratio p50 {r['ratio_p50']:.2f}, p95 "
                 f"{r['ratio_p95']:.2f}, vs MUSE's order {r['ratio_p50_vs_muse_order']:.2f}; "
+                f"extra LLM calls/post {r['extra_llm_calls_mean']:.2f} (max "
+                f"{r['extra_llm_calls_max']:.0f}), extra prompt tokens/post "
+                f"{r['extra_prompt_tokens_mean']:.0f} (max {r['extra_prompt_tokens_max']:.0f}); "
                 f"load average {os.getloadavg()[0]:.1f}"
             )
     return over_runs(reports)

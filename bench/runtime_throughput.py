@@ -4,7 +4,7 @@ requests, no LLM), the runtime's own overhead per request with the pipeline repl
 (requests/s end to end on SQLite with a zero-latency fake LLM).
 
 Intake reads a local inbox of N summons (distinct authors and claims, so no triage rule
-short-circuits), stores each as a request in its own savepoint, advances the cursor, and
+short-circuits), stores them as requests in one insert, advances the cursor, and
 triages them all; on PostgreSQL the deployment's queue is attached, so triage writes each
 queued request's Procrastinate job in its transaction, as it does in production.
 
@@ -32,11 +32,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Engine, event, func, select
 
 from adapters.local import LocalAdapter
 from bench import pg_cluster
 from bot.config import Settings, load_settings
+from bot.heap import freeze_startup_heap
 from bot.intake import poll
 from bot.queue import build_app, enqueue_from, run_worker
 from bot.runtime import open_runtime
@@ -111,6 +112,31 @@ def _databases(postgres: bool) -> Iterator[Callable[[str], str | None]]:
         yield lambda name: pg_cluster.fresh_database(server, name)
 
 
+@contextmanager
+def _counting(engine: Engine) -> Iterator[dict[str, int]]:
+    """SQL statements (an executemany counts once), commits and connections taken from the
+    pool (a session's, or a read's of its own) through `engine` meanwhile: the runtime's round
+    trips. Procrastinate's own queries (fetching and finishing jobs) run on its connector and
+    are not counted."""
+    counts = {"statements": 0, "commits": 0, "checkouts": 0}
+    listeners = {
+        "before_cursor_execute": lambda *_: _bump(counts, "statements"),
+        "commit": lambda *_: _bump(counts, "commits"),
+        "checkout": lambda *_: _bump(counts, "checkouts"),
+    }
+    for name, listener in listeners.items():
+        event.listen(engine, name, listener)
+    try:
+        yield counts
+    finally:
+        for name, listener in listeners.items():
+            event.remove(engine, name, listener)
+
+
+def _bump(counts: dict[str, int], key: str) -> None:
+    counts[key] += 1
+
+
 def _skipped(db: Database) -> int:
     with db.session() as session:
         return (
@@ -130,13 +156,15 @@ def intake(count: int = 2000, database_url: str | None = None) -> dict[str, Any]
         db = Database(settings.database_url)
         enqueue_from(db, settings)  # PostgreSQL: triage defers each queued request's job
         adapter = LocalAdapter(settings.local.inbox, settings.local.outbox)
-        cpu = time.process_time()
-        start = time.perf_counter()
-        result = poll(adapter, db, "dry-run")
-        polled = time.perf_counter()
-        triaged = triage_pending(db, settings.runtime, {"local": "factnote"})
-        end = time.perf_counter()
-        cpu = time.process_time() - cpu
+        freeze_startup_heap()  # as `factnote run` and `factnote worker` do before taking work
+        with _counting(db.engine) as counts:
+            cpu = time.process_time()
+            start = time.perf_counter()
+            result = poll(adapter, db, "dry-run")
+            polled = time.perf_counter()
+            triaged = triage_pending(db, settings.runtime, {"local": "factnote"})
+            end = time.perf_counter()
+            cpu = time.process_time() - cpu
         skipped = _skipped(db)
         db.dispose()
     assert result.new == count and triaged == count
@@ -149,6 +177,7 @@ def intake(count: int = 2000, database_url: str | None = None) -> dict[str, Any]
         "intake_and_triage_per_s": round(count / (end - start), 1),
         # This process's CPU time: on a shared machine the rate above is the load's too.
         "intake_and_triage_cpu_ms_per_summons": round(1000 * cpu / count, 3),
+        "intake_and_triage_statements_per_summons": round(counts["statements"] / count, 3),
     }
 
 
@@ -182,18 +211,14 @@ def noop(count: int = 300, database_url: str | None = None) -> dict[str, Any]:
         db = Database(settings.database_url)
         enqueue_from(db, settings)
         checker = NoopChecker()
-        _noop_round(settings, db, checker, warm)
-        # The steady state: a database older than the summons it takes in. A backlog older
-        # than the database is first looked up on the platform before posting
-        # (bot/posting.py), which is not what is measured here.
-        with db.transaction() as session:
-            for request in session.scalars(select(Request)):
-                request.created_at = utcnow() - timedelta(days=1)
-        cpu = time.process_time()
-        start, triaged, end = _noop_round(
-            settings, db, checker, inbox(tmp / "in", count, created=utcnow())
-        )
-        cpu = time.process_time() - cpu
+        _noop_round(settings, db, checker, warm, age=True)
+        freeze_startup_heap()
+        with _counting(db.engine) as counts:
+            cpu = time.process_time()
+            start, triaged, end = _noop_round(
+                settings, db, checker, inbox(tmp / "in", count, created=utcnow())
+            )
+            cpu = time.process_time() - cpu
         with db.session() as session:
             posted = session.scalar(
                 select(func.count())
@@ -210,18 +235,30 @@ def noop(count: int = 300, database_url: str | None = None) -> dict[str, Any]:
         "noop_drain_per_s": round(count / (end - triaged), 1),
         "noop_ms_per_request": round(1000 * (end - start) / count, 2),
         "noop_cpu_ms_per_request": round(1000 * cpu / count, 2),
+        # Intake and triage included (a batch's share each); the lease heartbeat's too.
+        "noop_statements_per_request": round(counts["statements"] / count, 2),
+        "noop_commits_per_request": round(counts["commits"] / count, 2),
+        "noop_checkouts_per_request": round(counts["checkouts"] / count, 2),
     }
 
 
 def _noop_round(
-    settings: Settings, db: Database, checker: NoopChecker, path: Path
+    settings: Settings, db: Database, checker: NoopChecker, path: Path, age: bool = False
 ) -> tuple[float, float, float]:
     """Take in, triage and run every summons of the inbox at `path`: when it started, when
-    triage was done, when the last request was posted."""
+    triage was done, when the last request was posted. `age`: make the database a day older
+    than the summons it took in, before anything is posted."""
     adapter = LocalAdapter(path, settings.local.outbox)
     worker = Worker(settings, db, cast(Checker, checker), {"local": adapter})
     start = time.perf_counter()
     poll(adapter, db, "live")
+    if age:
+        # The steady state: a database older than the summons it takes in. A backlog older
+        # than the database is first looked up on the platform before posting
+        # (bot/posting.py), which is not what is measured here.
+        with db.transaction() as session:
+            for request in session.scalars(select(Request)):
+                request.created_at = utcnow() - timedelta(days=1)
     triage_pending(db, settings.runtime, {"local": "factnote"})
     triaged = time.perf_counter()
     if settings.queue.backend == "procrastinate":

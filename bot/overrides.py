@@ -7,8 +7,9 @@ longer validates is ignored with a warning instead of breaking the bot at start.
 global mode applies to every adapter that has no mode override of its own (a mode an adapter's
 config section sets gives way to it: the admin's switch wins over the file).
 
-The kill switch (`posting_hold`) is read from the database right before every platform call,
-so a running bot obeys it within one post, without a restart: posting to a platform stops while
+The kill switch (`posting_hold`) is read from the database right before every platform call
+(in the transaction that commits the posting attempt, the last step before the call), so a
+running bot obeys it within one post, without a restart: posting to a platform stops while
 it is paused (`pause`, per platform or for all) or while its mode is overridden to dry-run.
 Replies ready to post wait in `posting` until the switch is lifted. Every change to an override
 or a pause is logged and stored with who made it (`SettingChange`, `changes`).
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 
 from bot import platforms
 from bot.config import Settings
@@ -268,28 +270,29 @@ def pauses(db: Database) -> dict[str, PostingPause]:
 
 
 def posting_hold(db: Database, platform: str) -> str | None:
-    """Why nothing may be posted to `platform` right now, or None: a pause of it or of every
-    platform, or a mode overridden to dry-run (its own, else the global one). Two primary-key
-    reads: cheap enough to run before every platform call."""
+    """Why nothing may be posted to `platform` right now, or None (`posting_hold_in`)."""
     with db.session() as session:
-        paused = session.scalars(
-            select(PostingPause)
-            .where(PostingPause.platform.in_((platform, ALL_PLATFORMS)))
-            .order_by(PostingPause.platform)
-        ).first()
-        if paused is not None:
-            scope = "every platform" if paused.platform == ALL_PLATFORMS else platform
-            note = f": {paused.note}" if paused.note else ""
-            return (
-                f"posting to {scope} paused by {paused.paused_by} "
-                f"at {paused.paused_at:%Y-%m-%d %H:%M} UTC{note}"
-            )
-        rows = {
-            row.key: row
-            for row in session.scalars(
-                select(SettingOverride).where(SettingOverride.key.in_(("mode", f"{platform}.mode")))
-            )
-        }
+        return posting_hold_in(session, platform)
+
+
+def posting_hold_in(session: Session, platform: str) -> str | None:
+    """Why nothing may be posted to `platform` right now, or None: a pause of it or of every
+    platform, or a mode overridden to dry-run (its own, else the global one). Read in the
+    caller's transaction: the poster's, which commits its attempt right before the platform
+    call, so the switch costs no session of its own."""
+    paused = session.scalars(
+        select(PostingPause)
+        .where(PostingPause.platform.in_((platform, ALL_PLATFORMS)))
+        .order_by(PostingPause.platform)
+    ).first()
+    if paused is not None:
+        scope = "every platform" if paused.platform == ALL_PLATFORMS else platform
+        note = f": {paused.note}" if paused.note else ""
+        return (
+            f"posting to {scope} paused by {paused.paused_by} "
+            f"at {paused.paused_at:%Y-%m-%d %H:%M} UTC{note}"
+        )
+    rows = _mode_rows(session, platform)
     own = rows.get(f"{platform}.mode")
     chosen = own if own is not None and parse_or_none(own.key, own.value) else rows.get("mode")
     if chosen is not None and parse_or_none(chosen.key, chosen.value) == "dry-run":
@@ -297,19 +300,31 @@ def posting_hold(db: Database, platform: str) -> str | None:
     return None
 
 
+def _mode_rows(session: Session, platform: str) -> dict[str, Any]:
+    """The stored mode overrides that apply to `platform` (its own, the global one), by key:
+    rows of key, value and who set it (a Core select, no ORM objects to build)."""
+    found = session.execute(
+        select(SettingOverride.key, SettingOverride.value, SettingOverride.updated_by).where(
+            SettingOverride.key.in_(("mode", f"{platform}.mode"))
+        )
+    ).all()
+    return {row.key: row for row in found}
+
+
 def live_mode(db: Database, settings: Settings, platform: str) -> str:
-    """The mode `platform` is in now: its mode override, else the global override, else what
-    `settings` say. For a long-running process whose settings were read at its start."""
+    """The mode `platform` is in now (`live_mode_in`)."""
     with db.session() as session:
-        rows = {
-            row.key: row.value
-            for row in session.scalars(
-                select(SettingOverride).where(SettingOverride.key.in_(("mode", f"{platform}.mode")))
-            )
-        }
+        return live_mode_in(session, settings, platform)
+
+
+def live_mode_in(session: Session, settings: Settings, platform: str) -> str:
+    """The mode `platform` is in now: its mode override, else the global override, else what
+    `settings` say. For a long-running process whose settings were read at its start; read in
+    the caller's transaction (a worker's claim) rather than a session of its own."""
+    rows = _mode_rows(session, platform)
     for key in (f"{platform}.mode", "mode"):
         if key in rows:
-            value = parse_or_none(key, rows[key])
+            value = parse_or_none(key, rows[key].value)
             if value is not None:
                 return str(value)
     return settings.adapter_mode(platform)

@@ -12,9 +12,13 @@ through.
 from __future__ import annotations
 
 import logging
+import weakref
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Engine, select, update
+from sqlalchemy.orm import Session
 
 from adapters.base import (
     AccessDenied,
@@ -82,26 +86,70 @@ def _platform_of(db: Database, request_id: int) -> str:
         return request.platform if request else ""
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """A posting attempt claimed and committed: what to post where, its number, whether to
+    ask the platform first (a later attempt, or a summons older than our records), and the
+    URLs the guard allowed when the caller has the decision in hand (None: read it)."""
+
+    request_id: int
+    summons: Summons
+    text: str
+    number: int
+    look_first: bool
+    allowed: list[str] | None = None
+    # The kill switch (`overrides.posting_hold`) as the claim's transaction read it, the last
+    # step before the platform call: why this post must wait, or None.
+    held: str | None = None
+
+
 def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig) -> bool:
     """Try to post one request in `posting`. True once its reply is known to be on the
     platform."""
-    claimed = _claim(db, request_id)
-    if claimed is None:
+    attempt = _claim(db, request_id)
+    if attempt is None:
         return False
-    summons, text, attempt = claimed
-    # The kill switch, read now from the database: a pause or a dry-run set a moment ago in
-    # the review app (or `factnote review pause`) stops this post in the running bot.
-    hold = overrides.posting_hold(db, summons.platform)
-    if hold is not None:
-        _hold(db, request_id, hold)
+    return post_claimed(db, adapter, attempt, cfg)
+
+
+def claim_first(
+    session: Session, request: Request, summons: Summons, allowed: list[str]
+) -> Attempt:
+    """Claim the next posting attempt of `request` in the caller's transaction: the worker's,
+    which records the reply text (the intent), so intent and claim commit together, before
+    the platform call. The request must be the caller's (its lease held) and be moving to
+    `posting` in this transaction, so no other poster can have claimed it."""
+    number = request.post_attempts + 1
+    request.post_attempts = number
+    request.next_attempt_at = utcnow() + LEASE
+    request.lease_owner = lifecycle.process_name()
+    if not request.reply_text:
+        raise ValueError(f"request #{request.id} is posting without a reply text")
+    look_first = number > 1 or _older_than_our_records(session, summons)
+    held = overrides.posting_hold_in(session, summons.platform)
+    return Attempt(request.id, summons, request.reply_text, number, look_first, allowed, held)
+
+
+def post_claimed(db: Database, adapter: Adapter, attempt: Attempt, cfg: RuntimeConfig) -> bool:
+    """Post a claimed attempt (`post_one`, or a worker that claimed it with its decision)."""
+    request_id, summons, text = attempt.request_id, attempt.summons, attempt.text
+    # The kill switch, read from the database as the attempt was claimed: a pause or a dry-run
+    # set a moment ago in the review app (or `factnote review pause`) stops this post in the
+    # running bot.
+    if attempt.held is not None:
+        _hold(db, request_id, attempt.held)
         return False
+    if attempt.allowed is None:
+        links = _approved_links(db, request_id, text)
+    else:
+        links = guard.approved_urls(guard.find_urls(text), attempt.allowed)
     try:
-        if attempt > 1 or _older_than_our_records(db, summons):
+        if attempt.look_first:
             receipt = adapter.find_reply(summons)
             if receipt is not None:
-                _mark_posted(db, request_id, receipt, "reconciled: reply found on the platform")
+                _mark_posted(db, attempt, receipt, "reconciled: reply found on the platform")
                 return True
-        receipt = adapter.post_reply(summons, text, _approved_links(db, request_id, text))
+        receipt = adapter.post_reply(summons, text, links)
     except DuplicateReply as exc:
         # A duplicate refusal is no proof of posting (the same text may have gone to someone
         # else): posted only with a receipt, and the same text is never sent again.
@@ -109,7 +157,7 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
         if found is None:
             _fail(db, request_id, f"duplicate text, reply not found: {exc}")
             return False
-        _mark_posted(db, request_id, found, f"platform reports a duplicate: {exc}")
+        _mark_posted(db, attempt, found, f"platform reports a duplicate: {exc}")
         return True
     except AccessDenied as exc:
         # The account or app may not post at all: alert, keep the request, burn no attempt.
@@ -127,14 +175,15 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
         _fail(db, request_id, f"reply forbidden: {exc}")
         return False
     except PlatformError as exc:
-        if not exc.retryable or attempt >= cfg.max_attempts:
-            _fail(db, request_id, f"posting failed after {attempt} attempt(s): {exc}")
+        number = attempt.number
+        if not exc.retryable or number >= cfg.max_attempts:
+            _fail(db, request_id, f"posting failed after {number} attempt(s): {exc}")
         else:
-            _retry_later(db, request_id, exc, lifecycle.retry_at(attempt, cfg.retry_backoff_s))
+            _retry_later(db, request_id, exc, lifecycle.retry_at(number, cfg.retry_backoff_s))
         return False
     # The reply is out: recording it must not be lost to another process's lock.
     retry_when_locked(
-        lambda: _mark_posted(db, request_id, receipt, ""),
+        lambda: _mark_posted(db, attempt, receipt, ""),
         what=f"request {request_id}: recording the posted reply",
         attempts=cfg.db_lock_attempts,
         backoff_s=cfg.db_lock_backoff_s,
@@ -146,7 +195,7 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
 CLOCK_SKEW = timedelta(minutes=10)
 
 
-def _older_than_our_records(db: Database, summons: Summons) -> bool:
+def _older_than_our_records(session: Session, summons: Summons) -> bool:
     """Whether the summons predates everything this database has taken in from its platform,
     so it may have been answered under a database that is gone (`rm factnote.db`): then the
     first attempt, too, asks the platform whether our reply exists before posting.
@@ -158,14 +207,31 @@ def _older_than_our_records(db: Database, summons: Summons) -> bool:
     made after it has all its attempts recorded here, so only the backlog a new database
     starts with is looked up (once each). Not covered: a database restored from an older
     backup (its horizon is old); there X's duplicate-text refusal is the last guard."""
-    with db.session() as session:
-        horizon = session.scalars(
+    horizon = _horizon(session, summons.platform)
+    return horizon is None or summons.created_at < horizon + CLOCK_SKEW
+
+
+# Each platform's horizon, per database: the first request's creation never changes (requests
+# are never deleted), and finding it sorts the platform's rows, a cost that grew with the
+# database on every post (issue 12).
+_HORIZONS: weakref.WeakKeyDictionary[Engine, dict[str, datetime]] = weakref.WeakKeyDictionary()
+
+
+def _horizon(session: Session, platform: str) -> datetime | None:
+    """When this database took in its first request from `platform` (None: none yet)."""
+    bind = session.get_bind()
+    known = _HORIZONS.setdefault(bind, {}) if isinstance(bind, Engine) else {}
+    if platform not in known:
+        found = session.scalars(
             select(Request.created_at)
-            .where(Request.platform == summons.platform)
+            .where(Request.platform == platform)
             .order_by(Request.id)
             .limit(1)
         ).first()
-    return horizon is None or summons.created_at < horizon + CLOCK_SKEW
+        if found is None:
+            return None
+        known[platform] = found
+    return known[platform]
 
 
 def _approved_links(db: Database, request_id: int, text: str) -> list[str]:
@@ -183,7 +249,7 @@ def _approved_links(db: Database, request_id: int, text: str) -> list[str]:
     return guard.approved_urls(guard.find_urls(text), allowed)
 
 
-def _claim(db: Database, request_id: int) -> tuple[Summons, str, int] | None:
+def _claim(db: Database, request_id: int) -> Attempt | None:
     with db.transaction() as session:
         request = session.get(Request, request_id)
         if request is None or request.state != RequestState.POSTING.value:
@@ -213,7 +279,11 @@ def _claim(db: Database, request_id: int) -> tuple[Summons, str, int] | None:
             return None
         if not request.reply_text:
             raise ValueError(f"request #{request_id} is posting without a reply text")
-        return Summons.model_validate(request.summons), request.reply_text, seen + 1
+        summons = Summons.model_validate(request.summons)
+        number = seen + 1
+        look_first = number > 1 or _older_than_our_records(session, summons)
+        held = overrides.posting_hold_in(session, summons.platform)
+        return Attempt(request_id, summons, request.reply_text, number, look_first, held=held)
 
 
 def _safe_find(adapter: Adapter, summons: Summons) -> ReplyReceipt | None:
@@ -223,17 +293,27 @@ def _safe_find(adapter: Adapter, summons: Summons) -> ReplyReceipt | None:
         return None
 
 
-def _mark_posted(db: Database, request_id: int, receipt: ReplyReceipt | None, note: str) -> None:
+def _mark_posted(db: Database, attempt: Attempt, receipt: ReplyReceipt | None, note: str) -> None:
+    """The receipt, committed after the platform call: one guarded update and its event (the
+    request is not read again; a request no longer in `posting` is refused, as before)."""
+    values: dict[str, Any] = {
+        "reply_id": receipt.reply_id if receipt else None,
+        "posted_at": receipt.posted_at if receipt else utcnow(),
+        "next_attempt_at": None,
+    }
+    if note:
+        values["reason"] = note
+    why = note or (f"reply {receipt.reply_id}" if receipt and receipt.reply_id else "")
+    posting = RequestState.POSTING
+    held = lifecycle.Held(attempt.request_id, posting.value, attempt.summons.platform)
     with db.transaction() as session:
-        request = session.get(Request, request_id)
-        assert request is not None
-        request.reply_id = receipt.reply_id if receipt else None
-        request.posted_at = receipt.posted_at if receipt else utcnow()
-        request.next_attempt_at = None
-        if note:
-            request.reason = note
-        why = note or (f"reply {receipt.reply_id}" if receipt and receipt.reply_id else "")
-        lifecycle.transition(session, request, RequestState.POSTED, why, _POSTER)
+        moved = lifecycle.transition_where(
+            session, [held], [posting], RequestState.POSTED, why, _POSTER, **values
+        )
+        if not moved:
+            raise lifecycle.TransitionRefused(
+                f"request #{attempt.request_id}: posted, but no longer in posting"
+            )
 
 
 def _retry_later(db: Database, request_id: int, exc: PlatformError, when: datetime) -> None:

@@ -9,8 +9,9 @@ Procrastinate can defer on a connection it is given (`configure(connection=...)`
 row and the request's move to `queued` commit or roll back together. A crash can then never
 leave a queued request without its job, nor a job for a request that was never queued. The
 listener sees every path that queues work (triage, a lease that ran out, a retry) without
-each of them knowing about the queue; it notes the requests queued at each flush and writes
-their jobs in one statement just before the transaction commits (a triage batch of hundreds
+each of them knowing about the queue: every transition into `queued` or `retry` is noted by
+the lifecycle (`lifecycle.WOKEN`), and the listener writes their jobs in one statement just
+before the transaction commits (a triage batch of hundreds
 costs one insert, not two queries each). A request taken in by intake is `received` until
 triage decides whether it is work at all; that decision, not the intake row, is what gets the
 job. (A deviation from issue 12's "intake commits the request row and its job in one
@@ -36,7 +37,7 @@ import logging
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -51,11 +52,12 @@ from sqlalchemy.orm import Session
 
 from bot import lifecycle
 from bot.config import ConfigError, QueueConfig, Settings
+from bot.heap import freeze_startup_heap
 from bot.leader import conninfo, is_postgres
-from bot.worker import Worker
+from bot.worker import Claimed, Worker
 from pipeline.records import utcnow
 from storage.db import Database, DatabaseBusy, retry_when_locked
-from storage.models import Request, RequestEvent, RequestState
+from storage.models import Request, RequestState
 
 log = logging.getLogger(__name__)
 
@@ -172,8 +174,16 @@ def claim_request(worker: Worker, request_id: int, now: datetime | None = None) 
     moment = now or utcnow()
     lease_s = worker.settings.runtime.lease_s
     with worker.db.transaction() as session:
-        free = session.scalars(
-            select(Request.id)
+        # What processing needs of the request is read by the claim's own query.
+        free = session.execute(
+            select(
+                Request.id,
+                Request.state,
+                Request.platform,
+                Request.summons,
+                Request.reused_from_id,
+                Request.attempts,
+            )
             .where(
                 Request.id == request_id,
                 Request.state.in_([s.value for s in lifecycle.CLAIMABLE]),
@@ -181,18 +191,12 @@ def claim_request(worker: Worker, request_id: int, now: datetime | None = None) 
             )
             .with_for_update(skip_locked=True)
         ).all()
-        moved = lifecycle.transition_where(
-            session,
-            free,
-            lifecycle.CLAIMABLE,
-            RequestState.PROCESSING,
-            "claimed",
-            lifecycle.Actor(lifecycle.ActorKind.WORKER, worker.name),
-            attempts=Request.attempts + 1,
-            next_attempt_at=None,
-            lease_owner=worker.name,
-            lease_until=moment + timedelta(seconds=lease_s),
-        )
+        held = [lifecycle.Held(row.id, row.state, row.platform) for row in free]
+        moved = lifecycle.claim_rows(session, held, worker.name, lease_s, moment)
+        if moved:
+            [row] = free
+            read = Claimed(row.summons, row.platform, row.reused_from_id, row.attempts + 1)
+            worker.claimed(session, request_id, read)
     if moved:
         worker.hold(request_id)
     return bool(moved)
@@ -277,20 +281,7 @@ def detach(db: Database) -> None:
     _DEFERRERS.pop(db.engine, None)
 
 
-_WOKEN = "factnote.queue.woken"  # session.info key: requests queued in this transaction
-
-
-@event.listens_for(Session, "after_flush")
-def _note_queued(session: Session, _context: Any) -> None:
-    if not _DEFERRERS:
-        return
-    woken = {
-        obj.request_id
-        for obj in session.new
-        if isinstance(obj, RequestEvent) and obj.to_state in _WAKE
-    }
-    if woken:
-        session.info.setdefault(_WOKEN, set()).update(woken)
+_WOKEN = lifecycle.WOKEN  # session.info key: requests queued in this transaction
 
 
 @event.listens_for(Session, "before_commit")
@@ -300,7 +291,7 @@ def write_queued_jobs(session: Session) -> None:
     commit; calling it earlier writes the jobs noted so far."""
     if not _DEFERRERS:
         return
-    session.flush()  # the last changes' events are noted too
+    session.flush()  # the last state changes are written, for the check below
     woken = session.info.pop(_WOKEN, None)
     if not woken:
         return
@@ -342,4 +333,5 @@ def run_worker(app: App, worker: Worker, cfg: QueueConfig, **options: Any) -> No
     """Run jobs until SIGINT/SIGTERM (Procrastinate's handlers: jobs in flight finish within
     `shutdown_timeout_s`)."""
     context = WorkerContext(worker=worker, stalled_after_s=cfg.stalled_after_s)
+    freeze_startup_heap()  # the pipeline is loaded: collections skip it from now
     app.run_worker(additional_context={WORKER_KEY: context}, **options)

@@ -9,7 +9,8 @@ construction, and something a reader or an auditor can quote back.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
 
 from bot.convert import reply_platform
 from pipeline import guard
@@ -32,31 +33,44 @@ def referenced(text: str, request_id: int) -> str:
     return f"{text} (ref. {request_id})"
 
 
-def repeated_by(db: Database, platform: str, text: str, request_id: int) -> int | None:
+def repeated_by_statement(platform: str, text: str, request_id: int) -> Select[int]:
+    """The query `repeated_by` runs (an index on platform and reply text serves it)."""
+    return (
+        select(Request.id)
+        .where(
+            Request.platform == platform,
+            Request.reply_text == text,
+            Request.state.in_(SENT_STATES),
+            Request.id != request_id,
+        )
+        .order_by(Request.id)
+        .limit(1)
+    )
+
+
+def repeated_by(session: Session, platform: str, text: str, request_id: int) -> int | None:
     """An earlier request on `platform` whose reply text is exactly `text`, if any."""
-    with db.session() as session:
-        return session.scalars(
-            select(Request.id)
-            .where(
-                Request.platform == platform,
-                Request.reply_text == text,
-                Request.state.in_(SENT_STATES),
-                Request.id != request_id,
-            )
-            .order_by(Request.id)
-            .limit(1)
-        ).first()
+    return session.scalars(repeated_by_statement(platform, text, request_id)).first()
 
 
 def unrepeated(
     db: Database, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
 ) -> Decision:
+    """`unrepeated_in`, in a session of its own."""
+    with db.session() as session:
+        return unrepeated_in(session, request_id, platform, decision, cfg)
+
+
+def unrepeated_in(
+    session: Session, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
+) -> Decision:
     """`decision` with a reply no earlier request sent: unchanged when it is new, else with this
     request's reference added (and the guard run again on it); an abstention when the
-    reference does not fit the platform's rules."""
+    reference does not fit the platform's rules. Read in the caller's transaction (the
+    worker's, which records the decision): no session of its own per request."""
     if decision.status is not DecisionStatus.REPLY or not decision.reply:
         return decision
-    earlier = repeated_by(db, platform, decision.reply, request_id)
+    earlier = repeated_by(session, platform, decision.reply, request_id)
     if earlier is None:
         return decision
     text = referenced(decision.reply, request_id)

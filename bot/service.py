@@ -31,6 +31,7 @@ from sqlalchemy import select
 from adapters.base import Adapter
 from bot import platforms, review
 from bot.config import Settings
+from bot.heap import freeze_startup_heap
 from bot.intake import PollResult, poll
 from bot.leader import Leadership, leadership_for
 from bot.logs import quiet_scheduler_logs
@@ -119,6 +120,7 @@ class Bot:
     def start(self) -> None:
         """Before taking new work: requeue what a dead process left half-done, and settle
         replies that may have been posted just before a crash."""
+        freeze_startup_heap()  # models and modules are loaded: collections skip them from now
         requeued = self._step("requeuing unfinished requests", self.worker.recover)
         if requeued:
             log.info("requeued %d request(s) left in processing", requeued)

@@ -144,6 +144,7 @@ def _triage_batch(
             .order_by(Request.id)
         ).all()
         batch = TriageBatch.load(session, requests, cfg)
+        moves: list[tuple[Request, RequestState, str]] = []
         for request in requests:
             try:
                 outcome = decide(
@@ -158,9 +159,12 @@ def _triage_batch(
                 _fail_in(session, request, f"triage failed: {type(exc).__name__}: {exc}")
                 batch.accepted(request)
                 continue
-            _apply(session, request, outcome)
+            request.reason = outcome.reason
+            request.reused_from_id = outcome.reused_from
+            moves.append((request, outcome.state, outcome.reason))
             if outcome.state.value in ACCEPTED_STATES:
                 batch.accepted(request)
+        lifecycle.transition_all(session, moves, _TRIAGE)
     return len(ids)
 
 

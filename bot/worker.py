@@ -13,8 +13,9 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from adapters.base import Adapter, Summons
@@ -23,8 +24,8 @@ from bot.config import Settings
 from bot.convert import reply_platform, target_post
 from bot.lifecycle import ActorKind
 from bot.platforms import finish_decision
-from bot.posting import post_one
-from bot.repeats import unrepeated
+from bot.posting import Attempt, claim_first, post_claimed
+from bot.repeats import unrepeated_in
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
 from storage.db import Database, retry_when_locked
@@ -33,6 +34,41 @@ from storage.repositories import add_decision, latest_decision
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+class _Work(NamedTuple):
+    """What processing a request reads of it: its summons, platform, the request whose answer
+    it reuses, its attempts so far, and the mode its platform is in now."""
+
+    summons: Any
+    platform: str
+    reused_from: int | None
+    attempts: int
+    mode: str
+
+
+class Claimed(NamedTuple):
+    """What a claim's own query read of a request, attempts counted after the claim."""
+
+    summons: Any
+    platform: str
+    reused_from: int | None
+    attempts: int
+
+
+def _work(
+    session: Session, settings: Settings, request_id: int, row: Claimed | None = None
+) -> _Work:
+    if row is None:
+        found = session.execute(
+            select(
+                Request.summons, Request.platform, Request.reused_from_id, Request.attempts
+            ).where(Request.id == request_id)
+        ).one()
+        row = Claimed(*found)
+    # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
+    mode = overrides.live_mode_in(session, settings, row.platform)
+    return _Work(*row, mode)
 
 
 class Worker:
@@ -49,6 +85,8 @@ class Worker:
         self.adapters = adapters
         self.name = lifecycle.worker_name()
         self._leases = lifecycle.LeaseKeeper(db, self.name, settings.runtime.lease_s)
+        # What `process` reads of a request, read by the transaction that claimed it.
+        self._claimed: dict[int, _Work] = {}
 
     def recover(self) -> int:
         """Requests whose worker is gone go back to the queue: a lease that ran out, a lease
@@ -72,6 +110,8 @@ class Worker:
     def claim_next(self) -> int | None:
         with self.db.transaction() as session:
             request_id = lifecycle.claim(session, self.name, self.settings.runtime.lease_s)
+            if request_id is not None:
+                self.claimed(session, request_id)
         if request_id is not None:
             self._leases.hold(request_id)
         return request_id
@@ -104,16 +144,18 @@ class Worker:
             # longer works on it: an unrecorded request's lease runs out and it is run again.
             self._leases.release(request_id)
 
+    def claimed(self, session: Session, request_id: int, row: Claimed | None = None) -> None:
+        """Read, in the transaction that just claimed `request_id` for this worker, what
+        `process` needs of it (`row`: what the claim's query read already): no session of
+        its own per request (issue 12)."""
+        self._claimed[request_id] = _work(session, self.settings, request_id, row)
+
     def _process(self, request_id: int) -> None:
-        with self.db.session() as session:
-            request = session.get(Request, request_id)
-            assert request is not None
-            stored = request.summons
-            platform = request.platform
-            reused_from = request.reused_from_id
-            attempts = request.attempts
-        # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
-        mode = overrides.live_mode(self.db, self.settings, platform)
+        work = self._claimed.pop(request_id, None)
+        if work is None:  # claimed elsewhere (a test, a caller of `process`)
+            with self.db.session() as session:
+                work = _work(session, self.settings, request_id)
+        stored, platform, reused_from, attempts, mode = work
         try:
             summons = Summons.model_validate(stored)  # a row it cannot read is this one's fault
             if reused_from is not None:
@@ -136,20 +178,15 @@ class Worker:
                 lambda: self._technical_failure(request_id, attempts, error),
             )
             return
-        decision = self._locked_retry(
-            f"request {request_id}: comparing with earlier replies",
-            lambda: unrepeated(self.db, request_id, platform, decision, self.settings.guard),
-        )
         # The pipeline's work (and its LLM spend) is not lost to a lock: only this one
         # transaction is run again.
-        state = self._locked_retry(
+        adapter = self.adapters.get(summons.platform)
+        attempt = self._locked_retry(
             f"request {request_id}: recording the decision",
-            lambda: self._record(request_id, decision, mode, attempts),
+            lambda: self._record(request_id, decision, mode, attempts, summons, adapter),
         )
-        if state is RequestState.POSTING:
-            adapter = self.adapters.get(summons.platform)
-            if adapter is not None:
-                post_one(self.db, adapter, request_id, self.settings.runtime)
+        if attempt is not None and adapter is not None:
+            post_claimed(self.db, adapter, attempt, self.settings.runtime)
 
     def _locked_retry(self, what: str, fn: Callable[[], T]) -> T:
         runtime = self.settings.runtime
@@ -167,10 +204,18 @@ class Worker:
         return earlier
 
     def _record(
-        self, request_id: int, decision: Decision, mode: str, attempts: int
-    ) -> RequestState | None:
-        """Store the decision and move the request on; None when this worker lost its lease
-        meanwhile (another worker runs the request again, and its result will count)."""
+        self,
+        request_id: int,
+        decision: Decision,
+        mode: str,
+        attempts: int,
+        summons: Summons,
+        adapter: Adapter | None,
+    ) -> Attempt | None:
+        """Store the decision and move the request on. A reply to post live is committed
+        with its first posting attempt claimed (the intent, before the platform call): that
+        attempt is returned. None otherwise, and when this worker lost its lease meanwhile
+        (another worker runs the request again, and its result will count)."""
         runtime = self.settings.runtime
         with self.db.transaction() as session:
             request = session.get(Request, request_id)
@@ -178,6 +223,9 @@ class Worker:
             if not lifecycle.holds_lease(session, request, self.name):
                 log.warning("request %s: lease lost while checking; result dropped", request_id)
                 return None
+            decision = unrepeated_in(
+                session, request_id, request.platform, decision, self.settings.guard
+            )
             add_decision(session, request, decision)
             request.mode = mode
             request.last_error = decision.error
@@ -205,7 +253,10 @@ class Worker:
                     state = RequestState.DRY_RUN
             request.reason = reason
             self._finish(session, request, state, reason, decision)
-        return state
+            if state is not RequestState.POSTING or adapter is None:
+                return None
+            allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls]
+            return claim_first(session, request, summons, allowed)
 
     def _finish(
         self,

@@ -15,7 +15,9 @@ nearest claims); each gets
             + (1 − dense_weight − multilingual_weight) × overlap
 
 (`fused_score`), or, for a fact-check in another language than the post, the multilingual
-cosine alone, and such a match is at most weak. Each match gets a strength: strong
+cosine alone, and such a match is at most weak. A post or claim of several sentences is also
+scored by its best pair of sentences (`pipeline.claim_segments`: a claim inside a longer post),
+the polarity check seeing that pair. Each match gets a strength: strong
 (≥ `strong_threshold`: used as evidence automatically), weak (≥ `weak_threshold`: shown to
 moderators) or none, two thresholds as Meedan Check uses them. A match that scores strong but
 negates, reverses, changes a number of or swaps a name in the fact-checked claim, or says
@@ -31,11 +33,10 @@ older than `max_age_days`, or unknown, is flagged `possibly_outdated`.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import threading
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -49,6 +50,7 @@ from pydantic import BaseModel
 from sqlalchemy import Engine, delete, func, insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from pipeline.claim_segments import ClaimSegmentCache, SegmentScorer, word_overlap
 from pipeline.config import ClaimsConfig, GuardConfig
 from pipeline.credibility import PublisherTable
 from pipeline.domains import registrable_domain
@@ -62,7 +64,7 @@ from pipeline.index_tables import (
 )
 from pipeline.lexical import clean_text, terms
 from pipeline.multilingual import Neighbours, base_language, get_multilingual, text_language
-from pipeline.polarity import compare
+from pipeline.polarity import ALL_KINDS, MismatchKind, compare
 from pipeline.ratings import Rating, rating_for_verdict
 from pipeline.records import (
     Evidence,
@@ -140,14 +142,6 @@ class ClaimMatch(BaseModel):
 # --- matching ---------------------------------------------------------------------------------
 
 
-def word_overlap(a: Sequence[str], b: Sequence[str]) -> float:
-    """Ochiai coefficient of two term sets: 1 for the same words, 0 for none shared."""
-    sa, sb = set(a), set(b)
-    if not sa or not sb:
-        return 0.0
-    return len(sa & sb) / math.sqrt(len(sa) * len(sb))
-
-
 def fused_score(minilm: float, multilingual: float, overlap: float, cfg: ClaimsConfig) -> float:
     """The match score: the two embedders' cosines and the word overlap, weighted by `cfg`
     (the overlap gets what the two cosines leave)."""
@@ -205,6 +199,7 @@ class ClaimIndex(StoredIndex):
         self._lock = threading.RLock()
         self._matrix: _Matrix | None = None
         self._neighbours: Neighbours | None = None  # multilingual, built on first use
+        self._segments = ClaimSegmentCache()
         self._writes = 0
         self._open(target, embedder.dim)
 
@@ -358,6 +353,7 @@ class ClaimIndex(StoredIndex):
         query_terms = terms(text)
         records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
         multilingual = self._multilingual(text, records, lang)
+        scorer = self._segment_scorer(text, records)
         matches: list[ClaimMatch] = []
         for rowid, record in records.items():
             if record.date is not None and _utc(record.date) > when:
@@ -372,10 +368,14 @@ class ClaimIndex(StoredIndex):
                 if cross
                 else fused_score(dense, multilingual.get(rowid, dense), overlap, self.cfg)
             )
+            pair = None if cross or scorer is None else scorer.best_pair(text, record.claim_text)
+            pair = pair if pair is not None and pair.score > score else None
+            score = pair.score if pair is not None else score
             if score < floor:
                 continue
             age = (when - _utc(record.date)).days if record.date is not None else None
-            strength, demoted = self._strength(text, record, score, cross=cross, lang=lang)
+            checked = [(text, record.claim_text, ALL_KINDS)] if pair is None else pair.checked()
+            strength, demoted = self._strength(checked, record, score, cross=cross, lang=lang)
             matches.append(
                 ClaimMatch(
                     record=record,
@@ -391,6 +391,18 @@ class ClaimIndex(StoredIndex):
             )
         matches.sort(key=lambda m: (-m.score, m.record.review_url))
         return matches[: limit or self.cfg.max_matches]
+
+    def _segment_scorer(self, text: str, records: dict[int, ClaimRecord]) -> SegmentScorer | None:
+        """With `segment_matching` on, a scorer of sentence pairs (`pipeline.claim_segments`)
+        for `text` against `records` (their stored MiniLM vectors reused); a pair is used
+        when it scores above the whole texts."""
+        if not self.cfg.segment_matching:
+            return None
+        matrix = self._dense_matrix()
+        position = {int(i): n for n, i in enumerate(matrix.ids)}
+        stored = {r.claim_text: matrix.vectors[position[i]] for i, r in records.items()}
+        multilingual = get_multilingual()
+        return self._segments.scorer(text, stored, self._embedder.encode, multilingual, self.cfg)
 
     def _add_multilingual_candidates(
         self, text: str, vector: npt.NDArray[np.float32], cosines: dict[int, float]
@@ -418,15 +430,27 @@ class ClaimIndex(StoredIndex):
         return {int(i): clean_text(t) or t for i, t in rows}
 
     def _strength(
-        self, text: str, record: ClaimRecord, score: float, *, cross: bool, lang: str | None
+        self,
+        checked: list[tuple[str, str, frozenset[MismatchKind]]],
+        record: ClaimRecord,
+        score: float,
+        *,
+        cross: bool,
+        lang: str | None,
     ) -> tuple[MatchStrength, list[str]]:
-        """The match's strength and why a strong score was demoted: a polarity mismatch, or
-        a fact-check in another language (no rule or measurement backs those without a
-        human; `pipeline.known_claims` has the LLM translate the post instead)."""
+        """The match's strength and why a strong score was demoted: a polarity mismatch
+        between the (post, claim) texts `checked` under the rules named (the whole texts,
+        or also the sentences that scored: `pipeline.claim_segments`), or a fact-check in
+        another language (no rule or measurement backs those without a human;
+        `pipeline.known_claims` has the LLM translate the post instead)."""
         strength = strength_of(score, self.cfg)
         demoted: list[str] = []
         if strength is MatchStrength.STRONG and self.cfg.polarity_check:
-            demoted = [f"polarity {m}" for m in compare(text, record.claim_text)]
+            demoted = [
+                f"polarity {m}"
+                for post, claim, kinds in checked
+                for m in dict.fromkeys(compare(post, claim, kinds=kinds))
+            ]
         if strength is MatchStrength.STRONG and cross:
             demoted.append(
                 f"cross-language: the post is in {lang!r}, the fact-check in "

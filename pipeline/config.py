@@ -97,9 +97,11 @@ class RelevanceConfig(BaseModel):
     # Passages of a page the model encodes: those with the best BM25 score against the post and
     # the search query (`pipeline.prefilter`); 0 encodes every passage. 6: with HealthVer
     # evidence inside 20-passage pages the extractor is shown 0.586 of it against 0.609 with
-    # every passage encoded (3: 0.520, 4: 0.547, 8: 0.596; bench/calibrate_relevance.py), and
-    # the 20 bench posts keep their decisions with 2.5x fewer passages encoded (at 3 one
-    # verdict changed).
+    # every passage encoded (3: 0.520, 4: 0.547, 5: 0.574, 8: 0.596;
+    # bench/calibrate_relevance.py), and the 20 bench posts keep their decisions with 2.5x
+    # fewer passages encoded (at 3 one verdict changed). 4 would cut the model's work a post by
+    # a fifth but loses evidence (0.547) and 0.03 other-topic AUC: more than the 0.01 the
+    # speed issue allows a faster model to cost.
     prefilter_passages: int = Field(default=6, ge=0)
     # Also score passages against the analysis' research questions (`relevance_texts`); off
     # because topic-level questions let same-topic evidence for other claims through.
@@ -121,6 +123,13 @@ class ResearchConfig(BaseModel):
     # writing call when that draft rests on what the writer would have been given
     # (pipeline.write.early_draft).
     draft_with_evidence: bool = True
+    # While the extractions that could meet the stop rule are in flight, extract the pages of
+    # up to this many tiers below too instead of waiting (pipeline.research); answers the stop
+    # rule makes unnecessary are discarded (an extra LLM call each). 0: MUSE's order, strictly.
+    speculate_tiers: int = 2
+    # ... and only when the stop rule needs every page in flight to refute, or at most this
+    # many pages fewer: the likelier the stop rule is met, the likelier speculation is wasted.
+    speculate_when_pages_spare: int = 0
     beta: float = 0.7  # STEEL's over-confidence coefficient
     vote_threshold: float = 0.15  # CLEF's signed-vote threshold
     decide_confidence: float = 0.5  # below this a round is undecided (STEEL)
@@ -180,8 +189,9 @@ class ClaimsConfig(BaseModel):
     # strong = used as evidence automatically, weak = shown to moderators as a suggestion (as
     # Meedan Check does). A fact-check in another language than the post is scored by the
     # multilingual cosine alone and is at most weak. Chosen by the cross-validation of
-    # bench/claim_polarity.py (972 cases, polarity check on, no strong match allowed for its 32
-    # true statements on a debunked claim's topic): on the whole set strong-match precision
+    # bench/claim_polarity.py (972 cases besides its 151 posts, polarity check on, no strong
+    # match allowed for its 32 true statements on a debunked claim's topic), by whole texts: on
+    # the whole set strong-match precision
     # 1.000 with reversals, paraphrase recall 0.713, none of the 32 strong; held out (5 folds)
     # precision 0.996 ± 0.008, recall 0.650 ± 0.135, fold choices 0.30 ± 0.17 / 0.55 ± 0.17 /
     # 0.679 ± 0.035. The former 0.95 / 0 / 0.775 gave 0.976 / 0.625 there with 5 of the 32
@@ -198,6 +208,13 @@ class ClaimsConfig(BaseModel):
     # changes a number of, or swaps a named entity in the fact-checked claim, or lacks its key
     # predicate (`pipeline.polarity`). Off only to measure (bench/claim_polarity.py).
     polarity_check: bool = True
+    # Score a long post or claim by its best pair of sentences as well (`pipeline.claim_segments`;
+    # the polarity rules see that pair and the whole texts). In bench/claim_polarity.py at these
+    # weights and threshold: rewordings inside a longer post strong 0.044 -> 0.844 (held out,
+    # threshold by cross-validation: 0.044 -> 0.784 ± 0.129), paraphrase recall 0.713 -> 0.738
+    # (held out 0.676 ± 0.123 -> 0.676 ± 0.079), precision 1.000 both, no reversal inside a
+    # post and none of the 32 different claims strong; same-topic claims strong 6 -> 7 of 86.
+    segment_matching: bool = True
     # A deployer's own rating texts (as `factnote claims import` lists the unknown ones) and
     # what they mean; they win over the bundled table (`pipeline/data/ratings.toml`).
     rating_map: dict[str, Literal["false", "misleading", "true", "mixed", "unrated"]] = Field(

@@ -322,19 +322,9 @@ class LLMClient:
                 f"{step}: no LLM endpoint/model configured (set llm.model and llm.base_url)",
                 step=step,
             )
-        content: str | list[dict[str, Any]] = user
-        if images:
-            content = [
-                {"type": "text", "text": user},
-                # detail "low": a 512 px view at a fixed 85 tokens, enough to read a meme.
-                *(
-                    {"type": "image_url", "image_url": {"url": url, "detail": "low"}}
-                    for url in images
-                ),
-            ]
         base: list[dict[str, Any]] = [
             {"role": "system", "content": system},
-            {"role": "user", "content": content},
+            {"role": "user", "content": _user_content(user, images)},
         ]
         tally = _Tally()
         started_at = utcnow()
@@ -520,3 +510,14 @@ class LLMClient:
             tally.prompt_tokens * self._cfg.price_prompt_per_1k
             + tally.completion_tokens * self._cfg.price_completion_per_1k
         ) / 1000.0
+
+
+def _user_content(user: str, images: Sequence[str]) -> str | list[dict[str, Any]]:
+    """The user message: plain text, or text plus the images as data URLs."""
+    if not images:
+        return user
+    return [
+        {"type": "text", "text": user},
+        # detail "low": a 512 px view at a fixed 85 tokens, enough to read a meme.
+        *({"type": "image_url", "image_url": {"url": url, "detail": "low"}} for url in images),
+    ]

@@ -30,6 +30,8 @@ class PageReason(StrEnum):
     ALREADY_FACT_CHECK = "already_fact_check"
     NOT_NEEDED = "not_needed"  # the stop rule was met before it was read
     NOT_FETCHED = "not_fetched"  # the stop rule was met before it was downloaded
+    # Sent to the extractor speculatively; the stop rule was met above it, the answer unused.
+    DISCARDED = "discarded"
 
 
 # Reasons whose trace text is fixed; the others carry their details in `PageOutcome.detail`.

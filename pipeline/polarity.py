@@ -3,7 +3,8 @@
 Sentence embeddings and word overlap score "X is safe" and "X is not safe" almost alike (the
 issue-14 measurement: 97-99% of negated or reversed claims matched strongly, a mean score drop
 of 0.06). A strong match is used without a human, so before it may be strong the two claims
-are compared by rule for the five changes that reverse or replace what a claim says:
+are compared by rule for the changes that reverse or replace what a claim says, and for a
+post that repeats a claim only to dispute it:
 
 * negation: the parity of negation cues differs ("not", "never", "no longer", n't, "It is not
   true that", "false that", and the common cues of German, French, Spanish, Italian,
@@ -23,7 +24,9 @@ are compared by rule for the five changes that reverse or replace what a claim s
   ("kills", "causes", "bans") and the other has no word for it: the same topic, another claim
   ("Lemon water helps you stay hydrated when you have the flu" against "... kills the flu"),
   or a near-verbatim copy puts one content word in place of another ("bacterial" for
-  "viral"); left out for texts that hardly share words (a post in another language).
+  "viral"); left out for texts that hardly share words (a post in another language);
+* dispute: the post calls what it repeats fake, a hoax, a myth, not true, or reports it as
+  what others claim ("Fake news again: X"): it quotes the claim to reject it.
 
 Any difference is a `Mismatch`; the caller demotes the match to a moderator suggestion and
 records why. The rules favour precision of strong matches over recall: a paraphrase that
@@ -49,6 +52,7 @@ class MismatchKind(StrEnum):
     NUMBER = "number"
     ENTITY = "entity"
     PREDICATE = "predicate"
+    DISPUTE = "dispute"
 
 
 ALL_KINDS = frozenset(MismatchKind)
@@ -482,6 +486,38 @@ def _predicate(post: str, claim: str) -> Mismatch | None:
     return Mismatch(MismatchKind.PREDICATE, found) if found else None
 
 
+# --- dispute ----------------------------------------------------------------------------------
+
+# Words with which a post disputes, debunks or distances itself from what it repeats ("Fake
+# news again: X", "Not true at all: X", "People keep claiming that X"). Such a post quotes the
+# claim to reject it: a templated "rated false" reply under it would misread its author, so a
+# moderator decides. A marker the fact-checked claim itself uses ("X is a hoax") is no dispute.
+# Words with a common literal sense are left out ("dumped in the rubbish", "lies in", "lying").
+_DISPUTE_RE = re.compile(
+    r"\b(?:fake(?: news)?|hoax(?:es)?|myths?|debunk(?:ed|s|ing)?|not true|untrue|false(?:ly)?"
+    r"|misinformation|disinformation|misleading|nonsense|bogus|baseless|no evidence"
+    r"|conspiracy theor(?:y|ies)|rumou?rs?"
+    r"|(?:stop|don't|do not) (?:sharing|share|spreading|spread|believing|believe)"
+    r"|(?:claim|claims|claimed|claiming|say|says|saying) that"
+    r"|falsch\w*|gerücht\w*|lüge\w*|faux|fausse|infox|intox|rumeur\w*|mensonges?"
+    r"|falsos?|falsas?|bulos?|mentiras?|bufal[ae]|boatos?|onwaar|nepnieuws|fabels?)\b",
+    re.IGNORECASE,
+)
+
+
+def dispute_markers(text: str) -> set[str]:
+    """The dispute markers of `text`, folded ("fake news", "not true", "claiming that")."""
+    return {m.group(0).casefold() for m in _DISPUTE_RE.finditer(_fold(text))}
+
+
+def _dispute(post: str, claim: str) -> Mismatch | None:
+    extra = dispute_markers(post) - dispute_markers(claim)
+    if not extra:
+        return None
+    listed = ", ".join(repr(m) for m in sorted(extra))
+    return Mismatch(MismatchKind.DISPUTE, f"the post disputes or distances itself ({listed})")
+
+
 # --- all together -----------------------------------------------------------------------------
 
 _CHECKS = (
@@ -490,6 +526,7 @@ _CHECKS = (
     (MismatchKind.NUMBER, _number),
     (MismatchKind.ENTITY, _entity),
     (MismatchKind.PREDICATE, _predicate),
+    (MismatchKind.DISPUTE, _dispute),
 )
 
 

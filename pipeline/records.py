@@ -299,6 +299,11 @@ class RoundTrace(BaseModel):
     documents: list[DocumentUse] = Field(default_factory=list)
     established: str = ""  # compressed summary carried to the next round (STEEL)
     search_errors: list[str] = Field(default_factory=list)
+    # Extraction calls sent before the stop rule was settled above them (`research.speculate`),
+    # those whose answers were not used, and drafts written from less than MUSE's order shows.
+    speculative_calls: int = 0
+    discarded_calls: int = 0
+    discarded_drafts: int = 0
 
 
 class MemoryUse(BaseModel):

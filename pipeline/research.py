@@ -10,6 +10,9 @@ One round (MUSE's order, made concurrent):
    when the pages still pending above it could not reach the stop rule even if all of them
    refuted; otherwise it waits, and the round stops as soon as enough distinct pages refute the
    post (MUSE), saving the LLM calls for lower tiers and not waiting for pages still loading.
+   While it waits, the lower tiers' ready pages are extracted speculatively
+   (`research.speculate_tiers`; `pipeline.research_round`): their answers count only if the
+   stop rule is not met above them, and are discarded, and recorded as such, if it is.
 In the first round, the pages the head start found for the post's own words
 (`pipeline.head_start`, searched while the claims were being analysed) come first in each tier:
 they are already fetched and encoded, so their extraction starts before the analyst's queries
@@ -37,7 +40,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
@@ -46,7 +49,7 @@ from pipeline.authority_evidence import authority_evidence
 from pipeline.context import CheckContext
 from pipeline.describe import post_block, query_texts
 from pipeline.head_start import HeadStart
-from pipeline.page_outcome import PageOutcome, PageReason
+from pipeline.page_outcome import PageOutcome
 from pipeline.pages import PagePreparer
 from pipeline.prompts import REQUERY_SYSTEM, quote_untrusted, requery_user
 from pipeline.records import (
@@ -57,25 +60,19 @@ from pipeline.records import (
     Evidence,
     Passage,
     RoundTrace,
-    SearchResult,
-    Tier,
 )
 from pipeline.relevance import FloatMatrix, encode_queries, relevance_texts
 from pipeline.research_plan import (
-    not_needed,
-    plan_tier,
     research_done,
     results_per_query,
-    set_aside_known,
     stop_rule,
-    worth_waiting,
 )
-from pipeline.scheduler import ResearchScheduler, TierPages, finished
-from pipeline.search.base import SearchError
+from pipeline.research_round import Extracted, RoundRunner, RoundState, Source
+from pipeline.scheduler import ResearchScheduler
 from pipeline.toolkit import Toolkit
 from pipeline.urls import canonical_url
 from pipeline.verdict import Assessment, assess, order_evidence
-from pipeline.write import MAX_EVIDENCE_IN_PROMPT, writer_order, writing_rules
+from pipeline.write import writing_rules
 
 QUERIES_PER_REQUERY = 3
 
@@ -95,58 +92,6 @@ class ResearchOutcome:
     candidates: list[Passage]  # relevant passages (kept for the no-LLM path)
     search_failed: bool = False
     drafts: list[EarlyDraft] = field(default_factory=list)  # the extractor's, in call order
-
-
-@dataclass(frozen=True)
-class _Extracted:
-    """One extraction call's answer: per page its evidence and the quotes it dropped."""
-
-    pages: list[tuple[list[Evidence], str]]
-    draft: EarlyDraft | None
-    order: int  # calls are numbered as started, not as finished
-
-
-@dataclass(frozen=True)
-class _InFlight:
-    slots: list[int]  # where its pages stand in the round's outcomes
-    call: Future[_Extracted]
-
-
-@dataclass
-class _RoundState:
-    """What one round has so far: its pages' outcomes in trace order, evidence for the stop
-    rule, extractions in flight, and whether the stop rule was met."""
-
-    have: list[Evidence]
-    outcomes: list[PageOutcome] = field(default_factory=list)
-    results: list[SearchResult] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    found: list[tuple[PageOutcome, list[Evidence]]] = field(default_factory=list)
-    drafts: list[tuple[int, EarlyDraft]] = field(default_factory=list)
-    pending: list[_InFlight] = field(default_factory=list)
-    stopped: bool = False
-    failed_tiers: int = 0
-
-    def add(self, pages: Sequence[PageOutcome]) -> list[int]:
-        """Append pages to the trace order; their positions."""
-        start = len(self.outcomes)
-        self.outcomes.extend(pages)
-        return list(range(start, len(self.outcomes)))
-
-    def settle_all(self) -> None:
-        """Wait for every extraction in flight and take in what it found."""
-        for flight in self.pending:
-            extracted = flight.call.result()
-            if extracted.draft is not None:
-                self.drafts.append((extracted.order, extracted.draft))
-            for slot, (items, rejected) in zip(flight.slots, extracted.pages, strict=True):
-                page = self.outcomes[slot]
-                if rejected:
-                    page = replace(page, detail=rejected)
-                    self.outcomes[slot] = page
-                self.have.extend(items)
-                self.found.append((page, items))
-        self.pending = []
 
 
 class Research:
@@ -219,6 +164,9 @@ class Research:
                     *(page.use() for page in state.outcomes),
                 ]
                 drafts.extend(state.drafts)
+                trace.speculative_calls = state.speculative_calls
+                trace.discarded_calls = state.discarded_calls
+                trace.discarded_drafts = state.stale_drafts
                 for page, items in state.found:
                     evidence.extend(items)
                     if items and page.doc is not None:
@@ -251,91 +199,32 @@ class Research:
 
     def _round(
         self, queries: list[str], prior: list[Evidence], number: int, head: HeadStart | None
-    ) -> _RoundState:
+    ) -> RoundState:
         limit = results_per_query(number, self.cfg.search)
         late = self.scheduler.search_round(queries, limit, self._score)
-        state = _RoundState(have=list(prior))
-        for tier in SEARCH_TIERS:
-            started = head.tiers.get(tier) if head is not None else None
-            if state.stopped:
-                self._record_unneeded(state, tier, [started, late[tier]])
-                continue
-            slots = self.cfg.research.max_extractions_per_tier
-            tier_failed = True
-            if started is not None:
-                early = started.result()
-                state.results.extend(early.results)
-                state.errors.extend(early.errors)
-                tier_failed = early.failed
-                ready = [self._score(p.result()) for p in early.pages]
-                ready = [set_aside_known(p, self._prior_urls) for p in ready]
-                slots -= self._plan_and_extract(ready, slots, number, state)
-                self._settle(state)
-            if state.stopped:
-                self._record_unneeded(state, tier, [late[tier]])
-                continue
-            gathered = late[tier].result()
-            state.results.extend(gathered.results)
-            state.errors.extend(gathered.errors)
-            state.failed_tiers += tier_failed and gathered.failed
-            self._plan_and_extract([p.result() for p in gathered.pages], slots, number, state)
-            self._settle(state)
-        if state.failed_tiers == len(SEARCH_TIERS):
-            raise SearchError(f"every search failed in round {number}: {state.errors}")
-        state.settle_all()
-        return state
+        sources = [
+            Source(tier, source, early)
+            for tier in SEARCH_TIERS
+            for source, early in (
+                (head.tiers.get(tier) if head is not None else None, True),
+                (late[tier], False),
+            )
+            if source is not None
+        ]
 
-    def _plan_and_extract(
-        self, pages: list[PageOutcome], slots: int, number: int, state: _RoundState
-    ) -> int:
-        """Send the tier's best pages to the extractor; returns how many were sent."""
-        plan = plan_tier(pages, slots, self.cfg.research)
-        positions = state.add(plan.pages)
-        chosen = [positions[i] for i in plan.extract]
-        if not self.ctx.use_llm:
-            state.found.extend((state.outcomes[slot], []) for slot in chosen)
-            return len(chosen)
-        size = max(1, self.cfg.research.pages_per_extraction)
-        # What the writer would see of the evidence settled so far (its first items can only
-        # come from these), for a draft written along with the quotes.
-        known = writer_order(order_evidence(state.have))[:MAX_EVIDENCE_IN_PROMPT]
-        for start in range(0, len(chosen), size):
-            slots_ = chosen[start : start + size]
-            batch = [state.outcomes[slot] for slot in slots_]
-            order = next(self._calls)
-            call = self.scheduler.submit(self._extract, batch, number, order, known)
-            state.pending.append(_InFlight(slots_, call))
-        return len(chosen)
+        def send(pages: list[PageOutcome], known: list[Evidence]) -> Future[Extracted]:
+            return self.scheduler.submit(self._extract, pages, number, next(self._calls), known)
 
-    def _settle(self, state: _RoundState) -> None:
-        """Wait for the extractions in flight only if they could meet the stop rule; otherwise
-        the next tier is needed anyway, so it starts now."""
-        in_flight = sum(len(flight.slots) for flight in state.pending)
-        if not worth_waiting(state.have, in_flight, self.cfg.research):
-            return
-        state.settle_all()
-        if stop_rule(state.have, self.cfg.research):
-            state.stopped = True
-            self.scheduler.stop_pending()
-
-    def _record_unneeded(
-        self, state: _RoundState, tier: Tier, sources: list[Future[TierPages] | None]
-    ) -> None:
-        """Put a tier the stop rule made unnecessary in the trace, without waiting for it."""
-        for source in sources:
-            gathered = finished(source)
-            if gathered is None:
-                continue
-            state.results.extend(gathered.results)
-            for result, fut in zip(gathered.results, gathered.pages, strict=True):
-                page = finished(fut)
-                state.add(
-                    [
-                        not_needed(page)
-                        if page is not None
-                        else PageOutcome(result, tier, PageReason.NOT_FETCHED)
-                    ]
-                )
+        runner = RoundRunner(
+            self.cfg.research,
+            score=self._score,
+            send=send if self.ctx.use_llm else None,
+            on_stop=self.scheduler.stop_pending,
+            known_urls=frozenset(self._prior_urls),
+            # One worker: MUSE's order, one thing at a time, nothing ahead of it.
+            speculate_tiers=0 if self.scheduler.sequential else None,
+        )
+        return runner.run(sources, prior, number)
 
     def _score(self, page: PageOutcome) -> PageOutcome:
         """Against the post and its claims, encoded once per post (before any page is scored)."""
@@ -344,7 +233,7 @@ class Research:
 
     def _extract(
         self, pages: list[PageOutcome], number: int, order: int, known: list[Evidence]
-    ) -> _Extracted:
+    ) -> Extracted:
         inputs = []
         for page in pages:
             assert page.doc is not None  # a kept page was fetched
@@ -369,7 +258,7 @@ class Research:
             known=known,
             max_passage_chars=self.cfg.llm.max_post_chars,
         )
-        return _Extracted(
+        return Extracted(
             pages=[
                 (extraction.evidence, "; ".join(extraction.rejected)[:500])
                 for extraction in batch.pages

@@ -17,6 +17,10 @@ from pipeline.records import Evidence
 from pipeline.urls import canonical_url
 from pipeline.verdict import Assessment, refuting_pages
 
+SPECULATION_DISCARDED = (
+    "not needed: extracted speculatively, answer discarded (stop rule met by higher tiers)"
+)
+
 
 @dataclass(frozen=True)
 class TierPlan:
@@ -36,6 +40,14 @@ def worth_waiting(have: Sequence[Evidence], in_flight_pages: int, cfg: ResearchC
     """Whether the extraction calls in flight could meet the stop rule (if every page they read
     refuted); if not, the next tier is needed anyway and starts without waiting for them."""
     return refuting_pages(have) + in_flight_pages >= cfg.stop_after_refuting_pages
+
+
+def worth_speculating(have: Sequence[Evidence], in_flight_pages: int, cfg: ResearchConfig) -> bool:
+    """Whether to extract lower tiers while waiting: only when the stop rule needs every page in
+    flight to refute (the likelier it is met, the likelier a speculative call is wasted);
+    `speculate_when_pages_spare` pages more than that still allow it."""
+    spare = refuting_pages(have) + in_flight_pages - cfg.stop_after_refuting_pages
+    return cfg.speculate_tiers > 0 and spare <= cfg.speculate_when_pages_spare
 
 
 def plan_tier(pages: Sequence[PageOutcome], slots: int, cfg: ResearchConfig) -> TierPlan:
@@ -67,6 +79,17 @@ def not_needed(page: PageOutcome) -> PageOutcome:
     if page.reason in (PageReason.KEPT, PageReason.READY):
         return page.but(PageReason.NOT_NEEDED)
     return page
+
+
+def discarded(page: PageOutcome, *, extracted: bool) -> PageOutcome:
+    """A page of a source taken speculatively, once the stop rule was met above it: one sent
+    to the extractor is recorded as discarded (its answer is not used), the other prepared
+    ones as not needed."""
+    if extracted:
+        return page.but(PageReason.DISCARDED, SPECULATION_DISCARDED)
+    if page.reason is PageReason.NOT_EXTRACTED:
+        return page.but(PageReason.NOT_NEEDED)
+    return not_needed(page)
 
 
 def results_per_query(number: int, cfg: SearchConfig) -> int:

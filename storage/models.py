@@ -93,6 +93,13 @@ class Request(Base):
     __table_args__ = (
         UniqueConstraint("platform", "summons_id", name="uq_request_summons"),
         Index("ix_requests_state_next", "state", "next_attempt_at"),
+        # Every post's repeat check (bot/repeats.py) and every triage batch's last-hour counts
+        # (bot/triage.py): lookups, not scans of every request ever taken in. The reply text
+        # by hash on PostgreSQL: a B-tree entry may not exceed about 2.7 kB, and a moderator's
+        # edit or a long draft must never fail to save for an index's sake.
+        Index("ix_requests_reply_text", "reply_text", postgresql_using="hash"),
+        Index("ix_requests_created", "created_at"),
+        Index("ix_requests_requester_created", "requester", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -1,7 +1,8 @@
-"""The house rule on size, checked on every `make test`: no module in the production packages
-over 600 lines and no function or method over 80, so a file or a function that outgrows one
-concern is split when it happens, not in a later clean-up. Migrations are excluded: they are
-generated once, never edited, and read as a record of the schema, not as code to maintain."""
+"""The house rule on size, checked on every `make test`: no module over 600 lines and no
+function or method of 80 lines or more, in the production packages, the benches and the tests,
+so a file or a function that outgrows one concern is split when it happens, not in a later
+clean-up. Migrations are excluded: they are generated once, never edited, and read as a record
+of the schema, not as code to maintain."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("bot", "adapters", "pipeline", "storage", "evaluation", "testing")
+PACKAGES = ("bot", "adapters", "pipeline", "storage", "evaluation", "testing", "bench", "tests")
 MIGRATIONS = REPO / "storage" / "migrations"
 MAX_MODULE_LINES = 600
-MAX_FUNCTION_LINES = 80
+MAX_FUNCTION_LINES = 79  # "under 80 lines"
 
 
-def production_modules() -> list[Path]:
+def checked_modules() -> list[Path]:
     return [
         path
         for package in PACKAGES
@@ -52,21 +53,21 @@ def long_functions(paths: list[Path], limit: int, root: Path = REPO) -> list[str
 
 
 def test_the_checked_packages_are_found_and_migrations_left_out() -> None:
-    paths = production_modules()
+    paths = checked_modules()
     assert len(paths) > 50
     assert {path.relative_to(REPO).parts[0] for path in paths} == set(PACKAGES)
     assert (MIGRATIONS / "env.py").exists()
     assert not any(path.is_relative_to(MIGRATIONS) for path in paths)
 
 
-def test_no_production_module_is_over_600_lines() -> None:
-    offenders = long_modules(production_modules(), MAX_MODULE_LINES)
+def test_no_module_is_over_600_lines() -> None:
+    offenders = long_modules(checked_modules(), MAX_MODULE_LINES)
     assert not offenders, "modules over 600 lines:\n" + "\n".join(offenders)
 
 
-def test_no_production_function_is_over_80_lines() -> None:
-    offenders = long_functions(production_modules(), MAX_FUNCTION_LINES)
-    assert not offenders, "functions over 80 lines:\n" + "\n".join(offenders)
+def test_no_function_reaches_80_lines() -> None:
+    offenders = long_functions(checked_modules(), MAX_FUNCTION_LINES)
+    assert not offenders, "functions of 80 lines or more:\n" + "\n".join(offenders)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_no_production_function_is_over_80_lines() -> None:
 def test_a_function_one_line_past_the_limit_is_named(
     tmp_path: Path, body_lines: int, flagged: bool
 ) -> None:
-    # The def line plus `body_lines` statements: 80 lines pass, 81 are named.
+    # The def line plus `body_lines` statements: 79 lines pass, 80 are named.
     module = tmp_path / "module.py"
     module.write_text(
         "class Box:\n    def fill(self) -> None:\n"
@@ -84,7 +85,7 @@ def test_a_function_one_line_past_the_limit_is_named(
         encoding="utf-8",
     )
     offenders = long_functions([module], MAX_FUNCTION_LINES, root=tmp_path)
-    assert offenders == (["module.py:2 fill: 81 lines"] if flagged else [])
+    assert offenders == ([f"module.py:2 fill: {MAX_FUNCTION_LINES + 1} lines"] if flagged else [])
 
 
 def test_a_module_one_line_past_the_limit_is_named(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pipeline.claims import ClaimIndex, ClaimRecord
 from pipeline.config import RelevanceConfig
 from pipeline.ratings import Rating
 from pipeline.records import Document
-from pipeline.relevance import get_embedder
+from pipeline.relevance import Embedder, get_embedder
 from pipeline.search.local_index import LocalIndex
 from storage.db import Database
 from storage.models import Request
@@ -156,28 +156,26 @@ def old_file(path: Path, schema: str, dim: int, rows: dict[str, list[tuple[objec
     return path
 
 
-def test_old_side_files_are_imported_once_and_searchable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    url = f"sqlite:///{tmp_path / 'factnote.db'}"
-    monkeypatch.setenv("FACTNOTE_DATABASE_URL", url)
-    embedder = get_embedder(RelevanceConfig())
-    record = ClaimRecord(
-        claim_text=LEMON, review_url="https://checks.example/lemon", rating=Rating.FALSE
-    )
+OLD_RECORD = ClaimRecord(
+    claim_text=LEMON, review_url="https://checks.example/lemon", rating=Rating.FALSE
+)
+OLD_DOC = Document(
+    url="https://health.example/flu",
+    canonical_url="https://health.example/flu",
+    ok=True,
+    title="Flu facts",
+    text="Lemon water does not kill the influenza virus.",
+)
+
+
+def old_side_files(tmp_path: Path, embedder: Embedder) -> tuple[Path, Path, Path]:
+    """The claims, authority and index side files of an old deployment, one row each."""
     vector = embedder.encode([LEMON])[0].astype("<f4").tobytes()
-    doc = Document(
-        url="https://health.example/flu",
-        canonical_url="https://health.example/flu",
-        ok=True,
-        title="Flu facts",
-        text="Lemon water does not kill the influenza virus.",
-    )
     claims = old_file(
         tmp_path / "claims.sqlite",
         OLD_CLAIMS,
         embedder.dim,
-        {"claims": [(1, record.key, record.model_dump_json(), vector)]},
+        {"claims": [(1, OLD_RECORD.key, OLD_RECORD.model_dump_json(), vector)]},
     )
     statements = old_file(
         tmp_path / "authority.sqlite",
@@ -208,18 +206,29 @@ def test_old_side_files_are_imported_once_and_searchable(
             "documents": [
                 (
                     7,
-                    doc.url,
+                    OLD_DOC.url,
                     "health.example/flu",
                     "health.example",
                     "health.example",
                     "h",
                     1,
-                    doc.model_dump_json(),
+                    OLD_DOC.model_dump_json(),
                 )
             ],
-            "passages": [(3, 7, 0, doc.text, vector)],
+            "passages": [(3, 7, 0, OLD_DOC.text, vector)],
         },
     )
+    return claims, statements, index
+
+
+def test_old_side_files_are_imported_once_and_searchable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'factnote.db'}"
+    monkeypatch.setenv("FACTNOTE_DATABASE_URL", url)
+    embedder = get_embedder(RelevanceConfig())
+    record, doc = OLD_RECORD, OLD_DOC
+    claims, statements, index = old_side_files(tmp_path, embedder)
     args = [
         "import-side-files",
         "--claims",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.repeats import unrepeated
+from sqlalchemy import text
+
+from bot.repeats import repeated_by_statement, unrepeated
 from pipeline.config import GuardConfig
 from pipeline.guard import x_weighted_length
 from pipeline.records import Decision, DecisionStatus, Platform
@@ -63,3 +65,17 @@ def test_a_repeat_with_no_room_for_the_reference_abstains_with_the_reason(db: Da
     result = unrepeated(db, mine, "x", _decision(full), GuardConfig())
     assert result.status is DecisionStatus.ABSTAIN
     assert "a reference does not fit: too_long" in result.reasons[0]
+
+
+def test_the_repeat_check_looks_the_text_up_by_index_not_by_scanning_requests(
+    db: Database,
+) -> None:
+    # It runs before every post: on a table that only grows, a scan would slow every post.
+    mine = _request(db, "2", RequestState.PROCESSING, None)
+    with db.session() as session:
+        statement = repeated_by_statement("x", TEXT, mine)
+        compiled = statement.compile(db.engine, compile_kwargs={"literal_binds": True})
+        plan = " ".join(
+            str(row[-1]) for row in session.execute(text(f"EXPLAIN QUERY PLAN {compiled}"))
+        )
+    assert "ix_requests_reply_text" in plan, plan

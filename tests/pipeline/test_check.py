@@ -78,7 +78,7 @@ def test_refuted_post_gets_a_guarded_reply_citing_evidence(
     fake_llm: FakeLLM, kit_for: KitFor
 ) -> None:
     script_happy_path(fake_llm)
-    kit = kit_for(fake_llm)
+    kit = kit_for(fake_llm, speculate_tiers=0)  # MUSE's order, strictly: nothing extracted ahead
     decision = Checker(kit).check(POST, Platform.X)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.verdict is Verdict.REFUTED
@@ -332,7 +332,7 @@ def test_a_draft_written_with_the_evidence_saves_the_writing_call(
 ) -> None:
     script_happy_path(fake_llm)
     fake_llm.script("evidence", quotes_and_draft)
-    kit = kit_for(fake_llm)
+    kit = kit_for(fake_llm, speculate_tiers=0)  # no speculative call in the counts below
     decision = Checker(kit).check(POST, Platform.X)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.reply is not None and decision.reply.startswith(EARLY_TEXT)

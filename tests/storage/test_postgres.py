@@ -89,3 +89,21 @@ def test_a_row_locked_by_another_connection_is_reported_busy_not_failed(pg_db: D
         holder.close()
     assert len(waits) == 2  # two waits between three attempts: the lock was seen as transient
     update()  # once the holder is gone the same write goes through
+
+
+def test_a_reply_text_longer_than_a_btree_entry_saves_and_is_found_by_the_repeat_check(
+    pg_db: Database,
+) -> None:
+    # The repeat check's index on reply_text (migration 0013) is a hash index on PostgreSQL: a
+    # B-tree one would refuse any text over about 2.7 kB, and a moderator's long edit with it.
+    long_reply = "A moderator's long edit. " * 800  # 20,000 characters, incompressible enough
+    long_reply += "".join(chr(0x4E00 + i) for i in range(3000))
+    with pg_db.transaction() as session:
+        session.add(Request(platform="x", summons_id="1", reply_text=long_reply))
+    with pg_db.session() as session:
+        found = session.scalars(select(Request.id).where(Request.reply_text == long_reply)).all()
+        definition = session.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_requests_reply_text'")
+        ).scalar_one()
+    assert len(found) == 1
+    assert "USING hash (reply_text)" in definition

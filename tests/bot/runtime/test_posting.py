@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from sqlalchemy import select
 
 from adapters.base import ReplyReceipt, Summons
 from adapters.local import LocalAdapter
+from bot import overrides
 from bot.runtime import open_runtime
 from bot.service import Bot
 from pipeline.records import utcnow
@@ -165,3 +167,54 @@ def test_a_slow_platform_call_after_the_decision_is_not_reported_as_a_lost_lease
     [request] = env.requests(settings)
     assert request.state == RequestState.POSTED.value
     assert "lease lost" not in caplog.text
+
+
+class WitnessLocal(LocalAdapter):
+    """The local platform, reading from a connection of its own what the database holds at
+    the moment of the platform call."""
+
+    url: ClassVar[str] = ""
+    seen: ClassVar[list[tuple[str, int, str | None, bool]]] = []
+
+    def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
+        db = Database(type(self).url, migrate=False)
+        with db.session() as session:
+            row = session.scalars(select(Request)).one()
+            type(self).seen.append(
+                (row.state, row.post_attempts, row.reply_text, row.next_attempt_at is not None)
+            )
+        db.dispose()
+        return super().post_reply(summons, text, links)
+
+
+def test_the_worker_commits_the_reply_and_its_first_attempt_before_the_platform_call(
+    env: Env,
+) -> None:
+    # Issue 12: the decision, the intent to post and the attempt's claim are one commit, and
+    # what another process sees during the platform call is a claimed attempt of that text.
+    env.add(summons("1"))
+    settings = env.settings("live")
+    WitnessLocal.url, WitnessLocal.seen = settings.database_url, []
+    with open_runtime(settings) as runtime:
+        Bot(runtime, {"local": WitnessLocal(env.inbox, env.outbox)}).run_once()
+    [line] = env.outbox_lines()
+    assert WitnessLocal.seen == [(RequestState.POSTING.value, 1, line["text"], True)]
+    [request] = env.requests(settings)
+    assert request.state == RequestState.POSTED.value
+    assert request.post_attempts == 1
+
+
+def test_a_pause_holds_the_reply_the_worker_just_decided_and_posts_nothing(env: Env) -> None:
+    # The worker reads the kill switch in the commit that claims its first posting attempt,
+    # the last step before the platform call (issue 12: no session of its own per post).
+    env.add(summons("1"))
+    settings = env.settings("live")
+    db = Database(settings.database_url)
+    assert overrides.pause(db, "local", "admin_demo", "bad replies")
+    db.dispose()
+    env.run_once(settings)
+    [request] = env.requests(settings)
+    assert request.state == RequestState.POSTING.value
+    assert request.post_attempts == 0  # the attempt is given back, not burnt
+    assert (request.last_error or "").startswith("held: posting to local paused by admin_demo")
+    assert env.outbox_lines() == []

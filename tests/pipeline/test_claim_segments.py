@@ -1,0 +1,127 @@
+"""Segment-level claim matching (`pipeline.claim_segments`, `ClaimsConfig.segment_matching`):
+a long post is scored by its best sentence as well, with the real embedding models, and the
+polarity rules still demote a reversed sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pipeline.claim_segments import segments
+from pipeline.claims import ClaimIndex, ClaimRecord, MatchStrength
+from pipeline.config import ClaimsConfig, RelevanceConfig
+from pipeline.relevance import get_embedder
+from tests.pipeline.claim_texts import LEMON, LEMON_URL, NEGATED, PARAPHRASE, RELATED
+
+LEAD = (
+    "My neighbour swears by this every single winter and she has been telling the whole "
+    "street about it since October, so I finally looked into it myself."
+)
+TAIL = "Share this with everyone you love before the cold season starts!"
+TWO_PART = (
+    "The city will close every public library in March. The budget saved goes to road repairs."
+)
+TWO_PART_URL = "https://factcheck.invalid/library-closures"
+
+
+def _index(segment_matching: bool) -> Iterator[ClaimIndex]:
+    cfg = ClaimsConfig(segment_matching=segment_matching)
+    with ClaimIndex(":memory:", get_embedder(RelevanceConfig()), cfg=cfg) as index:
+        index.add(
+            ClaimRecord(claim_text=text, review_url=url, rating_text="False", language="en")
+            for text, url in ((LEMON, LEMON_URL), (TWO_PART, TWO_PART_URL))
+        )
+        yield index
+
+
+@pytest.fixture(scope="module")
+def with_segments() -> Iterator[ClaimIndex]:
+    yield from _index(True)
+
+
+@pytest.fixture(scope="module")
+def whole_only() -> Iterator[ClaimIndex]:
+    yield from _index(False)
+
+
+def top(index: ClaimIndex, text: str) -> tuple[str, MatchStrength, list[str]]:
+    found = index.match(text, min_score=0.0, limit=1, lang="en")
+    assert found
+    return found[0].record.review_url, found[0].strength, found[0].demoted
+
+
+def test_segments_are_the_sentences_that_can_carry_a_claim() -> None:
+    text = f"Urgent! {LEAD} {PARAPHRASE}\n{TAIL}"
+    assert segments(text) == [LEAD, PARAPHRASE, TAIL]
+    # One sentence: the whole text is its only segment.
+    assert segments(PARAPHRASE) == []
+    # A colon ends a segment ("Source: what happened").
+    assert segments("Breaking news from the capital: the mayor has resigned tonight") == [
+        "Breaking news from the capital:",
+        "the mayor has resigned tonight",
+    ]
+
+
+def test_a_long_post_whose_second_sentence_is_the_checked_claim_matches_strongly(
+    with_segments: ClaimIndex, whole_only: ClaimIndex
+) -> None:
+    post = f"{LEAD} {PARAPHRASE} {TAIL}"
+    assert top(with_segments, post) == (LEMON_URL, MatchStrength.STRONG, [])
+    # By the whole post alone the surrounding sentences dilute the match below strong.
+    assert top(whole_only, post)[1] is not MatchStrength.STRONG
+
+
+def test_a_negated_sentence_inside_a_long_post_stays_demoted(with_segments: ClaimIndex) -> None:
+    url, strength, demoted = top(with_segments, f"{LEAD} {NEGATED} {TAIL}")
+    assert (url, strength) == (LEMON_URL, MatchStrength.WEAK)
+    assert any("negation" in reason for reason in demoted)
+
+
+def test_a_different_claim_on_the_topic_inside_a_long_post_is_not_strong(
+    with_segments: ClaimIndex,
+) -> None:
+    assert top(with_segments, f"{LEAD} {RELATED} {TAIL}")[1] is not MatchStrength.STRONG
+
+
+def test_repeating_one_sentence_of_a_claim_while_negating_the_other_is_not_strong(
+    with_segments: ClaimIndex,
+) -> None:
+    # The second sentences are the same word for word, so that pair alone would score 1;
+    # the whole texts are compared too, and the first sentence denies the claim's.
+    post = (
+        "The city will not close any public library in March. "
+        "The budget saved goes to road repairs."
+    )
+    url, strength, demoted = top(with_segments, post)
+    assert (url, strength) == (TWO_PART_URL, MatchStrength.WEAK)
+    assert any("negation" in reason for reason in demoted)
+
+
+def test_a_post_denying_the_claim_in_another_sentence_stays_demoted(
+    with_segments: ClaimIndex,
+) -> None:
+    # The sentence that scores repeats the claim word for word; the denial is next to it.
+    post = f"This is a myth, sadly. {LEMON} Please stop sharing it in the family chat."
+    url, strength, demoted = top(with_segments, post)
+    assert (url, strength) == (LEMON_URL, MatchStrength.WEAK)
+    assert any("myth" in reason for reason in demoted)
+
+
+@pytest.mark.parametrize(
+    "post",
+    [
+        f"Fake news again. {PARAPHRASE}",
+        f"Not true at all: {PARAPHRASE}",
+        f"{PARAPHRASE} Total nonsense, doctors say otherwise.",
+    ],
+)
+def test_a_post_repeating_the_claim_to_dispute_it_is_not_strong(
+    with_segments: ClaimIndex, whole_only: ClaimIndex, post: str
+) -> None:
+    # The claim's own sentence scores as high as the bare claim; the dispute around it is
+    # what the whole post says, so a moderator decides (no templated "rated false" reply).
+    for index in (with_segments, whole_only):
+        url, strength, demoted = top(index, post)
+        assert (url, strength) == (LEMON_URL, MatchStrength.WEAK)
+        assert any("dispute" in reason for reason in demoted)
