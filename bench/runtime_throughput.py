@@ -13,6 +13,8 @@ stand-in for `pipeline.check.Checker` at its interface) in live mode on the loca
 so every request is claimed, decided, posted to the outbox and logged as events: what is
 left is the runtime's cost. On SQLite the bot's own worker claims; on PostgreSQL a
 Procrastinate worker (bot/queue.py) runs the jobs triage deferred, in this process.
+`--profile` runs only the PostgreSQL no-op, under cProfile, and prints where its CPU goes
+(`Profiles`: the event loop's thread and the job threads apart).
 
 Drain runs the real pipeline per request (claim analysis, local-index search over the test
 corpus, fetch from the index, embeddings, evidence extraction, writing, guard, logging) with
@@ -22,12 +24,15 @@ LLM server, JSON validation. Worker processes on PostgreSQL: bench/queue_through
 
 from __future__ import annotations
 
+import cProfile
+import io
 import json
+import pstats
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -200,9 +205,12 @@ class NoopChecker:
         )
 
 
-def noop(count: int = 300, database_url: str | None = None) -> dict[str, Any]:
+def noop(
+    count: int = 300, database_url: str | None = None, profile: Profiles | None = None
+) -> dict[str, Any]:
     """Requests/s through the runtime with a no-op pipeline, live on the local adapter, after
-    one warm-up request (lazy imports, connections, the queue's schema)."""
+    one warm-up request (lazy imports, connections, the queue's schema). `profile`: profile
+    the measured round (`Profiles`)."""
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         warm = inbox(tmp / "warm", 1, first=count, created=utcnow())
@@ -216,7 +224,7 @@ def noop(count: int = 300, database_url: str | None = None) -> dict[str, Any]:
         with _counting(db.engine) as counts:
             cpu = time.process_time()
             start, triaged, end = _noop_round(
-                settings, db, checker, inbox(tmp / "in", count, created=utcnow())
+                settings, db, checker, inbox(tmp / "in", count, created=utcnow()), profile=profile
             )
             cpu = time.process_time() - cpu
         with db.session() as session:
@@ -243,7 +251,12 @@ def noop(count: int = 300, database_url: str | None = None) -> dict[str, Any]:
 
 
 def _noop_round(
-    settings: Settings, db: Database, checker: NoopChecker, path: Path, age: bool = False
+    settings: Settings,
+    db: Database,
+    checker: NoopChecker,
+    path: Path,
+    age: bool = False,
+    profile: Profiles | None = None,
 ) -> tuple[float, float, float]:
     """Take in, triage and run every summons of the inbox at `path`: when it started, when
     triage was done, when the last request was posted. `age`: make the database a day older
@@ -263,12 +276,57 @@ def _noop_round(
     triaged = time.perf_counter()
     if settings.queue.backend == "procrastinate":
         # Runs the jobs triage deferred and returns once the queue is empty.
-        run_worker(build_app(settings), worker, settings.queue, wait=False)
+        options: dict[str, Any] = {"wait": False}
+        if profile is not None:
+            options["task_middleware"] = [profile.job]
+        with profile.main() if profile else nullcontext():
+            run_worker(build_app(settings), worker, settings.queue, **options)
     else:
         worker.drain(workers=1)
     end = time.perf_counter()
     worker.stop()
     return start, triaged, end
+
+
+class Profiles:
+    """cProfile of the PostgreSQL no-op round: the event loop's thread (Procrastinate's fetch
+    and finish, intake, triage) and, apart, the worker threads its synchronous jobs run in
+    (cProfile sees only the thread it is enabled in; `job` is a task middleware, run in the
+    job's thread). Jobs run one at a time (concurrency 1), so one profile holds them all."""
+
+    def __init__(self) -> None:
+        self.loop = cProfile.Profile()
+        self.jobs = cProfile.Profile()
+        self.job_cpu_s = 0.0
+        self.job_count = 0
+
+    @contextmanager
+    def main(self) -> Iterator[None]:
+        self.loop.enable()
+        try:
+            yield
+        finally:
+            self.loop.disable()
+
+    def job(self, call_next: Callable[[], Any], *_: Any) -> Any:
+        cpu = time.thread_time()
+        self.jobs.enable()
+        try:
+            return call_next()
+        finally:
+            self.jobs.disable()
+            self.job_cpu_s += time.thread_time() - cpu
+            self.job_count += 1
+
+    def report(self, top: int = 15) -> str:
+        out = io.StringIO()
+        per_job = 1000 * self.job_cpu_s / max(self.job_count, 1)
+        out.write(f"jobs: {self.job_count}, job-thread CPU {per_job:.2f} ms/job (profiled)\n")
+        for name, found in (("event loop thread", self.loop), ("job threads", self.jobs)):
+            for key in ("tottime", "cumtime"):
+                out.write(f"--- {name}, top {top} by {key}\n")
+                pstats.Stats(found, stream=out).sort_stats(key).print_stats(top)
+        return out.getvalue()
 
 
 def drain(count: int = 60, workers: int = 2) -> dict[str, Any]:
@@ -323,7 +381,17 @@ def run(quick: bool = False, postgres: bool = True, log: Log = print) -> dict[st
     return numbers
 
 
-if __name__ == "__main__":
+def profile_postgres_noop(count: int = 200, top: int = 15, log: Log = print) -> None:
+    """The PostgreSQL no-op round under cProfile: where its CPU goes (`--profile`)."""
+    found = Profiles()
+    with _databases(True) as fresh:
+        log(f"postgres noop (profiled): {noop(count, fresh('noop'), found)}")
+    log(found.report(top))
+
+
+if __name__ == "__main__" and "--profile" in sys.argv:
+    profile_postgres_noop()
+elif __name__ == "__main__":
     chosen = run(quick="--quick" in sys.argv, postgres="--sqlite" not in sys.argv)
     for key, value in chosen.items():
         print(f"{key}: {value}")

@@ -25,7 +25,7 @@ from bot.convert import reply_platform, target_post
 from bot.lifecycle import ActorKind
 from bot.platforms import finish_decision
 from bot.posting import Attempt, claim_first, post_claimed
-from bot.repeats import unrepeated_in
+from bot.repeats import repeat_column, unrepeated_given
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
 from storage.db import Database, retry_when_locked
@@ -48,12 +48,14 @@ class _Work(NamedTuple):
 
 
 class Claimed(NamedTuple):
-    """What a claim's own query read of a request, attempts counted after the claim."""
+    """What a claim's own query read of a request, attempts counted after the claim, and the
+    mode its platform is in when the query read the overrides too (bot/queue.py)."""
 
     summons: Any
     platform: str
     reused_from: int | None
     attempts: int
+    mode: str | None = None
 
 
 def _work(
@@ -67,8 +69,8 @@ def _work(
         ).one()
         row = Claimed(*found)
     # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
-    mode = overrides.live_mode_in(session, settings, row.platform)
-    return _Work(*row, mode)
+    mode = row.mode or overrides.live_mode_in(session, settings, row.platform)
+    return _Work(row.summons, row.platform, row.reused_from, row.attempts, mode)
 
 
 class Worker:
@@ -183,7 +185,7 @@ class Worker:
         adapter = self.adapters.get(summons.platform)
         attempt = self._locked_retry(
             f"request {request_id}: recording the decision",
-            lambda: self._record(request_id, decision, mode, attempts, summons, adapter),
+            lambda: self._record(request_id, platform, decision, mode, attempts, summons, adapter),
         )
         if attempt is not None and adapter is not None:
             post_claimed(self.db, adapter, attempt, self.settings.runtime)
@@ -206,6 +208,7 @@ class Worker:
     def _record(
         self,
         request_id: int,
+        platform: str,
         decision: Decision,
         mode: str,
         attempts: int,
@@ -218,14 +221,10 @@ class Worker:
         (another worker runs the request again, and its result will count)."""
         runtime = self.settings.runtime
         with self.db.transaction() as session:
-            request = session.get(Request, request_id)
-            assert request is not None
+            request, decision = self._load_unrepeated(session, request_id, platform, decision)
             if not lifecycle.holds_lease(session, request, self.name):
                 log.warning("request %s: lease lost while checking; result dropped", request_id)
                 return None
-            decision = unrepeated_in(
-                session, request_id, request.platform, decision, self.settings.guard
-            )
             add_decision(session, request, decision)
             request.mode = mode
             request.last_error = decision.error
@@ -257,6 +256,21 @@ class Worker:
                 return None
             allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls]
             return claim_first(session, request, summons, allowed)
+
+    def _load_unrepeated(
+        self, session: Session, request_id: int, platform: str, decision: Decision
+    ) -> tuple[Request, Decision]:
+        """The request to record on and `decision` with a reply no earlier request sent
+        (bot/repeats.py), both read by one query (issue 12)."""
+        repeat = repeat_column(request_id, platform, decision)
+        if repeat is None:
+            row = session.execute(select(Request).where(Request.id == request_id)).one()
+            return row[0], decision
+        found = session.execute(
+            select(Request, repeat.label("earlier")).where(Request.id == request_id)
+        ).one()
+        guard_cfg = self.settings.guard
+        return found[0], unrepeated_given(found[1], request_id, platform, decision, guard_cfg)
 
     def _finish(
         self,

@@ -130,6 +130,14 @@ class ResearchConfig(BaseModel):
     # ... and only when the stop rule needs every page in flight to refute, or at most this
     # many pages fewer: the likelier the stop rule is met, the likelier speculation is wasted.
     speculate_when_pages_spare: int = 0
+    # A speculative call's draft rests on less evidence than its in-order call's would have:
+    # send that in-order call again as soon as what it would be shown is known (one more LLM
+    # call), so that its draft, not the writer's after the round, can be the reply.
+    redraft_stale: bool = True
+    # In a re-search round (not the last), ask for the next round's queries while it searches
+    # and fetches; the answer is used only if the round found no evidence (one more LLM call
+    # when it did).
+    requery_ahead: bool = True
     beta: float = 0.7  # STEEL's over-confidence coefficient
     vote_threshold: float = 0.15  # CLEF's signed-vote threshold
     decide_confidence: float = 0.5  # below this a round is undecided (STEEL)

@@ -304,6 +304,10 @@ class RoundTrace(BaseModel):
     speculative_calls: int = 0
     discarded_calls: int = 0
     discarded_drafts: int = 0
+    redraft_calls: int = 0  # in-order calls sent again for a discarded draft's place
+    # The next round's queries asked while this round ran (`research.requery_ahead`): "used",
+    # or "discarded: ..." (asked again after the round); empty when not asked ahead.
+    requery_ahead: str = ""
 
 
 class MemoryUse(BaseModel):

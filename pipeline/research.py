@@ -18,7 +18,10 @@ In the first round, the pages the head start found for the post's own words
 they are already fetched and encoded, so their extraction starts before the analyst's queries
 have returned, and when they meet the stop rule the round ends there.
 If the round ends undecided, the LLM writes new queries from what is missing plus a compressed
-summary of the evidence so far, for up to `max_rounds` rounds (STEEL).
+summary of the evidence so far, for up to `max_rounds` rounds (STEEL). A re-search round (not
+the last) asks for the next round's queries while it searches (`research.requery_ahead`): if it
+finds no evidence, that answer is the one asking after it would have got (the same prompt), and
+it is used; otherwise it is discarded, recorded in the trace, and the queries are asked again.
 
 Before the web tiers, two sources that need no search: evidence the caller already has (strong
 matches to published fact-checks, `prior`), and, when the authority index holds statements,
@@ -94,6 +97,32 @@ class ResearchOutcome:
     drafts: list[EarlyDraft] = field(default_factory=list)  # the extractor's, in call order
 
 
+@dataclass(frozen=True)
+class _Ahead:
+    """The next round's queries, asked before this round ended, and from what."""
+
+    asked_from: tuple[tuple[str, ...], tuple[str, ...]]
+    answer: Future[tuple[list[str], str]]
+
+
+def _requery_input(
+    tried: Sequence[str], evidence: Sequence[Evidence]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the re-query prompt is written from."""
+    return tuple(tried), _evidence_lines(evidence)
+
+
+def _evidence_lines(evidence: Sequence[Evidence]) -> tuple[str, ...]:
+    return tuple(f"[{e.stance.value}] {e.url}: {e.quote}" for e in evidence)
+
+
+def _drop(ahead: _Ahead | None, trace: RoundTrace, why: str) -> None:
+    """Queries asked ahead that are not used: not sent if still queued, and recorded."""
+    if ahead is not None:
+        ahead.answer.cancel()
+        trace.requery_ahead = f"discarded: {why}"
+
+
 class Research:
     """Runs the rounds for one post. Not shared between requests."""
 
@@ -156,6 +185,7 @@ class Research:
                 rounds.append(trace)
                 tried.extend(trace.queries)
                 self.scheduler.resume()
+                ahead = self._ask_ahead(tried, evidence, number)
                 state = self._round(queries, evidence, number, head)
                 trace.results = state.results
                 trace.search_errors = state.errors
@@ -167,6 +197,7 @@ class Research:
                 trace.speculative_calls = state.speculative_calls
                 trace.discarded_calls = state.discarded_calls
                 trace.discarded_drafts = state.stale_drafts
+                trace.redraft_calls = state.redraft_calls
                 for page, items in state.found:
                     evidence.extend(items)
                     if items and page.doc is not None:
@@ -177,8 +208,9 @@ class Research:
                 if research_done(
                     assessment, evidence, number=number, use_llm=self.ctx.use_llm, cfg=research
                 ):
+                    _drop(ahead, trace, "the round settled the post")
                     break
-                queries, trace.established = self._requery(tried, evidence)
+                queries, trace.established = self._next_queries(tried, evidence, ahead, trace)
                 if not queries:
                     break
         finally:
@@ -267,11 +299,31 @@ class Research:
             order=order,
         )
 
+    def _ask_ahead(self, tried: list[str], evidence: list[Evidence], number: int) -> _Ahead | None:
+        """A re-search round often finds nothing new, and then the next queries are asked from
+        exactly what is known now: ask for them while the round searches and fetches
+        (`research.requery_ahead`), not after it."""
+        cfg = self.cfg.research
+        if not (self.ctx.use_llm and cfg.requery_ahead) or self.scheduler.sequential:
+            return None
+        if number < 2 or number >= cfg.max_rounds:
+            return None  # the first round usually finds evidence; the last one asks nothing
+        asked = self.scheduler.submit(self._requery, list(tried), list(evidence))
+        return _Ahead(_requery_input(tried, evidence), asked)
+
+    def _next_queries(
+        self, tried: list[str], evidence: list[Evidence], ahead: _Ahead | None, trace: RoundTrace
+    ) -> tuple[list[str], str]:
+        """The answer asked ahead if it was asked from what is known now; else ask now."""
+        if ahead is not None:
+            if ahead.asked_from == _requery_input(tried, evidence):
+                trace.requery_ahead = "used"
+                return ahead.answer.result()
+            _drop(ahead, trace, "the round found evidence")
+        return self._requery(tried, evidence)
+
     def _requery(self, tried: list[str], evidence: list[Evidence]) -> tuple[list[str], str]:
-        block = quote_untrusted(
-            "evidence",
-            "\n".join(f"[{e.stance.value}] {e.url}: {e.quote}" for e in evidence) or "(none yet)",
-        )
+        block = quote_untrusted("evidence", "\n".join(_evidence_lines(evidence)) or "(none yet)")
         answer = self.kit.llm.structured(
             "requery",
             system=REQUERY_SYSTEM,

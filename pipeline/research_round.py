@@ -10,8 +10,11 @@ stop rule is met above them, their calls are discarded (cancelled if not sent ye
 answers never read) and their pages are recorded as such; if not, their answers are what MUSE's
 order would have asked for at that point, except for one thing: the draft a call writes along
 with its quotes rests on the evidence shown to it, and a speculative call is shown less than
-its in-order call would have been. Such a draft is not kept (counted as discarded), so the
-writer drafts instead, from the same evidence.
+its in-order call would have been. Such a draft is not kept (counted as discarded); as soon as
+what its in-order call would have been shown is known (`research.redraft_stale`), that in-order
+call is sent again, and its draft takes the stale one's place in call order (its quotes are
+not used: the evidence stays the first answer's, already counted for the stop rule). The
+writer drafts only if that draft does not fit either.
 
 The decisions are `pipeline.research_plan`'s; the pages and calls run on the caller's workers.
 """
@@ -73,6 +76,8 @@ class _InFlight:
     # What its in-order call would have been shown, once that is known (set for calls sent
     # while earlier ones that could meet the stop rule were in flight).
     expected: tuple[str, ...] | None = None
+    expected_items: tuple[Evidence, ...] = ()  # the evidence behind `expected`
+    redo: Future[Extracted] | None = None  # the in-order call, sent again for its draft
 
     @property
     def stale(self) -> bool:
@@ -111,6 +116,9 @@ class RoundState:
     speculative_calls: int = 0  # sent while calls that could meet the stop rule were out
     discarded_calls: int = 0  # of those, the ones whose answers were not used
     stale_drafts: int = 0  # drafts not kept: written from less than MUSE's order shows
+    redraft_calls: int = 0  # in-order calls sent again for a stale draft's place
+    # Those calls, by the call order of the draft they stand in for; read when the round ends.
+    redrafts: list[tuple[int, Future[Extracted]]] = field(default_factory=list)
 
     def add(self, pages: Sequence[PageOutcome]) -> list[int]:
         """Append pages to the trace order; their positions."""
@@ -124,7 +132,9 @@ class RoundState:
             extracted = flight.call.result()
             if extracted.draft is not None and flight.stale:
                 self.stale_drafts += 1
-            elif extracted.draft is not None:
+            if flight.stale and flight.redo is not None:
+                self.redrafts.append((extracted.order, flight.redo))
+            elif extracted.draft is not None and not flight.stale:
                 self.drafts.append((extracted.order, extracted.draft))
             for slot, (items, rejected) in zip(flight.slots, extracted.pages, strict=True):
                 page = self.outcomes[slot]
@@ -137,8 +147,14 @@ class RoundState:
         self.marks = [replace(mark, calls=mark.calls - count) for mark in self.marks]
 
     def settle_all(self) -> None:
-        """Wait for every extraction in flight and take in what it found."""
+        """Wait for every extraction in flight and take in what it found, then for the calls
+        sent again for their drafts."""
         self.settle(len(self.pending))
+        for order, redo in self.redrafts:
+            draft = redo.result().draft
+            if draft is not None:
+                self.drafts.append((order, draft))
+        self.redrafts = []
 
     def discard_from(self, first_page: int) -> None:
         """The stop rule was met: the calls still in flight were speculative, and the pages
@@ -146,6 +162,8 @@ class RoundState:
         sent = {slot for flight in self.pending for slot in flight.slots}
         for flight in self.pending:
             flight.call.cancel()  # not started yet: never sent
+            if flight.redo is not None:
+                flight.redo.cancel()
         self.discarded_calls += len(self.pending)
         for slot in range(first_page, len(self.outcomes)):
             self.outcomes[slot] = discarded(self.outcomes[slot], extracted=slot in sent)
@@ -229,6 +247,7 @@ class RoundRunner:
         in order, and they are discarded if the stop rule is met above them."""
         while state.marks and not state.stopped:
             mark = state.marks.pop(0)
+            self._redraft(state, mark.calls)
             waited = state.pending[: mark.calls]
             if not worth_waiting(state.have, sum(len(f.slots) for f in waited), self.cfg):
                 continue
@@ -241,8 +260,24 @@ class RoundRunner:
                 state.discard_from(mark.pages)
                 return
             # The calls sent meanwhile would have been shown this in MUSE's order.
-            expected = tuple(evidence_key(item) for item in _known(state))
-            state.pending = [replace(f, expected=expected) for f in state.pending]
+            shown = tuple(_known(state))
+            expected = tuple(evidence_key(item) for item in shown)
+            state.pending = [
+                replace(f, expected=expected, expected_items=shown) for f in state.pending
+            ]
+
+    def _redraft(self, state: RoundState, count: int) -> None:
+        """The checks before these calls' own are done, so what their in-order calls would
+        have been shown is final: a call whose draft rests on less is sent again now, in order,
+        rather than leave the writer to draft after the round."""
+        if self._send is None or not (self.cfg.redraft_stale and self.cfg.draft_with_evidence):
+            return
+        for i, flight in enumerate(state.pending[:count]):
+            if flight.stale and flight.redo is None:
+                pages = [state.outcomes[slot] for slot in flight.slots]
+                redo = self._send(pages, list(flight.expected_items))
+                state.pending[i] = replace(flight, redo=redo)
+                state.redraft_calls += 1
 
     def _look_ahead(
         self, state: RoundState, queue: deque[Source], waited: list[_InFlight], tier: Tier

@@ -78,3 +78,16 @@ def test_queue_benchmark_drains_a_batch_on_a_worker_process(postgres_url: str) -
         )
         assert fake.requests  # the worker process ran the pipeline against the fake LLM
     assert rate > 0
+
+
+@pytest.mark.postgres
+def test_the_postgres_noop_profile_sees_the_jobs_in_their_threads(postgres_url: str) -> None:
+    # cProfile sees only the thread it is enabled in: the jobs run in Procrastinate's worker
+    # threads, and a profile of the main thread alone would show the event loop waiting.
+    found = runtime_throughput.Profiles()
+    numbers = runtime_throughput.noop(3, postgres_url, found)
+    assert numbers["noop_requests"] == 3
+    assert found.job_count == 3  # the measured round's jobs only, not the warm-up's
+    report = found.report(top=200)
+    assert "bot/queue.py" in report and "(process_request)" in report
+    assert "jobs: 3, job-thread CPU" in report

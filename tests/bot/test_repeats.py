@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from sqlalchemy import text
 
+from bot import lifecycle
+from bot.config import load_settings
+from bot.queue import claim_request
 from bot.repeats import repeated_by_statement, unrepeated
+from bot.worker import Worker
+from pipeline.check import Checker
 from pipeline.config import GuardConfig
 from pipeline.guard import x_weighted_length
-from pipeline.records import Decision, DecisionStatus, Platform
+from pipeline.records import Decision, DecisionStatus, Platform, Post
 from storage.db import Database
 from storage.models import Request, RequestState
 
@@ -79,3 +85,45 @@ def test_the_repeat_check_looks_the_text_up_by_index_not_by_scanning_requests(
             str(row[-1]) for row in session.execute(text(f"EXPLAIN QUERY PLAN {compiled}"))
         )
     assert "ix_requests_reply_text" in plan, plan
+
+
+_POST = {"id": "2", "author": "asker", "text": "Lemon water kills flu.", "created_at": "2026-11-30"}
+_SUMMONS = {**_POST, "platform": "x", "target": _POST}  # the summons carries the claim itself
+
+
+class _FixedChecker:
+    """The pipeline at `Checker.check`'s interface, answering every post with `TEXT`."""
+
+    def check(self, post: Post, platform: Platform = Platform.X, **_: Any) -> Decision:
+        return _decision(TEXT)
+
+
+def test_the_worker_adds_the_reference_from_the_query_that_loads_the_request(
+    main_db: Database,
+) -> None:
+    # The repeat check rides on the worker's load of the request it records (one query fewer
+    # per request, issue 12), on both databases.
+    _request(main_db, "1", RequestState.POSTED, TEXT)
+    settings = load_settings(database_url=main_db.url)
+    settings.mode = "dry-run"
+    worker = Worker(settings, main_db, cast(Checker, _FixedChecker()), {})
+    with main_db.transaction() as session:
+        row = Request(
+            platform="x",
+            summons_id="2",
+            state=RequestState.RECEIVED.value,
+            summons=_SUMMONS,
+        )
+        session.add(row)
+        session.flush()
+        lifecycle.transition(
+            session, row, RequestState.QUEUED, "", lifecycle.Actor(lifecycle.ActorKind.TRIAGE)
+        )
+        mine = row.id
+    assert claim_request(worker, mine)
+    worker.process(mine)
+    worker.stop()
+    with main_db.session() as session:
+        stored = session.get(Request, mine)
+        assert stored is not None
+        assert (stored.state, stored.reply_text) == ("dry_run", f"{TEXT} (ref. {mine})")

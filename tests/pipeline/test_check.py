@@ -207,9 +207,8 @@ def test_draft_citing_a_url_that_is_not_evidence_never_passes(
     assert any("url_not_evidence" in r for r in decision.reasons)
 
 
-def test_undecided_round_triggers_requery_with_new_queries(
-    fake_llm: FakeLLM, kit_for: KitFor
-) -> None:
+def script_evidence_in_round_two(fake_llm: FakeLLM) -> None:
+    """The analyst's queries find nothing; the re-query's find the pages."""
     fake_llm.script(
         "analyze",
         Reply.json({**ANALYSIS, "queries": ["completely unrelated words about trains"]}),
@@ -226,6 +225,12 @@ def test_undecided_round_triggers_requery_with_new_queries(
         ),
     )
     fake_llm.script("write", cite_first_two)
+
+
+def test_undecided_round_triggers_requery_with_new_queries(
+    fake_llm: FakeLLM, kit_for: KitFor
+) -> None:
+    script_evidence_in_round_two(fake_llm)
     # Without the head start: the post's own words would find the pages in round 1.
     kit = kit_for(fake_llm, head_start=False)
     decision = Checker(kit).check(POST)
@@ -235,7 +240,7 @@ def test_undecided_round_triggers_requery_with_new_queries(
     assert decision.status is DecisionStatus.REPLY
 
 
-def test_rounds_are_capped(fake_llm: FakeLLM, kit_for: KitFor) -> None:
+def script_rounds_without_evidence(fake_llm: FakeLLM) -> None:
     fake_llm.script("analyze", Reply.json({**ANALYSIS, "queries": ["trains"]}))
     fake_llm.script("evidence", Reply.json({"items": []}))
     counter = iter(range(100))
@@ -245,12 +250,39 @@ def test_rounds_are_capped(fake_llm: FakeLLM, kit_for: KitFor) -> None:
             {"missing": "m", "established": "e", "queries": [f"buses {next(counter)}"]}
         ),
     )
+
+
+def test_rounds_are_capped(fake_llm: FakeLLM, kit_for: KitFor) -> None:
+    script_rounds_without_evidence(fake_llm)
     kit = kit_for(fake_llm, max_rounds=3)
     decision = Checker(kit).check(POST)
     assert len(decision.trace.rounds) == 3
     assert fake_llm.calls("requery") == 2
     assert decision.status is DecisionStatus.ABSTAIN
     assert decision.verdict is Verdict.NOT_ENOUGH_EVIDENCE
+
+
+def test_a_re_search_round_that_finds_nothing_uses_the_queries_asked_ahead(
+    fake_llm: FakeLLM, kit_for: KitFor
+) -> None:
+    script_rounds_without_evidence(fake_llm)
+    decision = Checker(kit_for(fake_llm, max_rounds=3)).check(POST)
+    assert [r.requery_ahead for r in decision.trace.rounds] == ["", "used", ""]
+    assert [r.queries for r in decision.trace.rounds[1:]] == [["buses 0"], ["buses 1"]]
+    assert fake_llm.calls("requery") == 2  # asked once each, not again after the round
+
+
+def test_queries_asked_ahead_are_dropped_when_the_round_settles_the_post(
+    fake_llm: FakeLLM, kit_for: KitFor
+) -> None:
+    script_evidence_in_round_two(fake_llm)
+    ahead, after = (
+        Checker(kit_for(fake_llm, head_start=False, requery_ahead=flag)).check(POST)
+        for flag in (True, False)
+    )
+    assert ahead.trace.rounds[1].requery_ahead == "discarded: the round settled the post"
+    assert after.trace.rounds[1].requery_ahead == ""
+    assert (ahead.status, ahead.reply, ahead.urls) == (after.status, after.reply, after.urls)
 
 
 def test_context_only_evidence_yields_a_misleading_reply(

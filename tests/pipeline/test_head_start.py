@@ -236,21 +236,27 @@ def test_pages_scored_for_one_post_are_not_encoded_again_for_the_next(
 ) -> None:
     script_happy_path(fake_llm)
     kit = make_kit(fake_llm, tmp_path / "index.sqlite")
-    first = Checker(kit).check(POST)
-    encoded: list[str] = []
+    runs: list[list[str]] = [[]]
     real_encode = kit.embedder.encode
 
     def counting(texts: Sequence[str]) -> Any:
-        encoded.extend(texts)
+        runs[-1].extend(texts)  # the current check's list
         return real_encode(texts)
 
     monkeypatch.setattr(kit.embedder, "encode", counting)
+    first = Checker(kit).check(POST)
+    runs.append([])
     second = Checker(kit).check(POST)
+    first_run, second_run = runs
     assert [e.url for e in second.evidence] == [e.url for e in first.evidence]
-    # Only the post, its claims and the local index's search queries were encoded; every page
-    # came from the passage cache.
-    assert encoded
-    assert set(encoded) <= {POST.text, post_query(POST), *ANALYSIS["claims"], *ANALYSIS["queries"]}
+    # The post, its claims and the search queries are encoded for each check; no passage the
+    # first check encoded is encoded again (the passage cache). Which lower-tier pages the
+    # first check reached before its stop rule was met depends on timing, so the second may
+    # encode pages the first never did: only a repeat is a failure.
+    per_check = {POST.text, post_query(POST), *ANALYSIS["claims"], *ANALYSIS["queries"]}
+    passages_first = set(first_run) - per_check
+    assert passages_first, "the first check encoded no passage: nothing was cached"
+    assert not (set(second_run) - per_check) & passages_first
     kit.close()
 
 

@@ -120,12 +120,16 @@ def make(made: list[FakeExtractor], stances: dict[str, Stance], **kwargs: object
 
 
 def start(
-    extractor: FakeExtractor, sources: list[Source], speculate_tiers: int = 2
+    extractor: FakeExtractor,
+    sources: list[Source],
+    speculate_tiers: int = 2,
+    *,
+    redraft_stale: bool = True,
 ) -> tuple[Future[RoundState], list[str]]:
     """The round on a thread of its own, so the test can hold and release the calls."""
     stops: list[str] = []
     runner = RoundRunner(
-        ResearchConfig(speculate_tiers=speculate_tiers),
+        ResearchConfig(speculate_tiers=speculate_tiers, redraft_stale=redraft_stale),
         score=lambda page: page,
         send=extractor.send,
         on_stop=lambda: stops.append("stop"),
@@ -254,13 +258,68 @@ def test_a_speculative_draft_written_before_the_evidence_above_it_is_not_kept(
     # shown nothing, so its draft is not the one MUSE's order would have written.
     stances = {"https://h1.example/a": REFUTES}
     extractor = make(extractors, stances, draft=True)
-    round_, _ = start(extractor, THREE_TIERS[:2])
+    round_, _ = start(extractor, THREE_TIERS[:2], redraft_stale=False)
     extractor.wait_sent(2)
     extractor.release()
     state = round_.result(5)
     assert [known for _, _, known in extractor.sent] == [[], []]
     assert state.stale_drafts == 1
     assert [draft.page_urls for _, draft in state.drafts] == [list(HIGH_REFUTES)]
+
+
+H1_REFUTES = {"https://h1.example/a": REFUTES}
+
+
+def held_with_one_refutation_above(
+    extractors: list[FakeExtractor],
+) -> tuple[FakeExtractor, Future[RoundState]]:
+    """High refutes once (not enough to stop); Medium's call went out before High answered."""
+    extractor = make(extractors, H1_REFUTES, draft=True)
+    round_, _ = start(extractor, THREE_TIERS[:2])
+    extractor.wait_sent(2)
+    return extractor, round_
+
+
+def test_a_stale_draft_is_replaced_by_its_in_order_call_sent_again(
+    extractors: list[FakeExtractor],
+) -> None:
+    extractor, round_ = held_with_one_refutation_above(extractors)
+    extractor.release()
+    state = round_.result(5)
+    h1 = evidence_key(next(e for e in state.have if e.url == "https://h1.example/a"))
+    # Sent again exactly as MUSE's order would have sent it: after High, shown High's quote.
+    assert extractor.sent[2] == (M, ["https://m1.example/c"], [h1])
+    assert (state.stale_drafts, state.redraft_calls) == (1, 1)
+    assert [(d.page_urls, d.known) for _, d in state.drafts] == [
+        (list(HIGH_REFUTES), []),
+        (["https://m1.example/c"], [h1]),
+    ]
+    assert [e.url for e in state.have] == ["https://h1.example/a"]  # its quotes: once
+
+
+def test_a_stale_draft_is_asked_again_as_soon_as_the_calls_above_it_are_in(
+    extractors: list[FakeExtractor],
+) -> None:
+    # Medium's first answer is still held: the in-order call goes out without waiting for it.
+    extractor, round_ = held_with_one_refutation_above(extractors)
+    extractor.release(H)
+    extractor.wait_sent(3)
+    assert not round_.done() and extractor.answered == [list(HIGH_REFUTES)]
+    extractor.release(M)
+    assert round_.result(5).redraft_calls == 1
+
+
+def test_the_redrafted_round_drafts_what_muse_order_drafts(
+    extractors: list[FakeExtractor],
+) -> None:
+    ahead = make(extractors, H1_REFUTES, draft=True)
+    ahead.release()
+    in_order = make(extractors, H1_REFUTES, draft=True)
+    in_order.release()
+    fast = start(ahead, THREE_TIERS)[0].result(5)
+    slow = start(in_order, THREE_TIERS, speculate_tiers=0)[0].result(5)
+    assert [d for _, d in fast.drafts] == [d for _, d in slow.drafts]
+    assert [e.url for e in fast.have] == [e.url for e in slow.have]
 
 
 def test_a_speculative_draft_is_kept_when_the_calls_above_it_found_nothing(
@@ -273,6 +332,8 @@ def test_a_speculative_draft_is_kept_when_the_calls_above_it_found_nothing(
     state = round_.result(5)
     assert state.stale_drafts == 0
     assert len(state.drafts) == 2
+    # Its draft rests on what MUSE's order shows: not asked again.
+    assert state.redraft_calls == 0 and len(extractor.sent) == 2
 
 
 def test_no_speculation_while_more_pages_are_in_flight_than_the_stop_rule_needs(
