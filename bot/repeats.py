@@ -16,7 +16,6 @@ from bot.convert import reply_platform
 from pipeline import guard
 from pipeline.config import GuardConfig
 from pipeline.records import Decision, DecisionStatus
-from storage.db import Database
 from storage.models import Request, RequestState
 
 # Requests whose reply text went out, is about to, or would have (dry-run audits show what
@@ -51,14 +50,6 @@ def repeated_by_statement(platform: str, text: str, request_id: int) -> Select[i
 def repeated_by(session: Session, platform: str, text: str, request_id: int) -> int | None:
     """An earlier request on `platform` whose reply text is exactly `text`, if any."""
     return session.scalars(repeated_by_statement(platform, text, request_id)).first()
-
-
-def unrepeated(
-    db: Database, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
-) -> Decision:
-    """`unrepeated_in`, in a session of its own."""
-    with db.session() as session:
-        return unrepeated_in(session, request_id, platform, decision, cfg)
 
 
 def unrepeated_in(

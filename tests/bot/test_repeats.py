@@ -10,7 +10,7 @@ from sqlalchemy import text
 from bot import lifecycle
 from bot.config import load_settings
 from bot.queue import claim_request
-from bot.repeats import repeated_by_statement, unrepeated
+from bot.repeats import repeated_by_statement, unrepeated_in
 from bot.worker import Worker
 from pipeline.check import Checker
 from pipeline.config import GuardConfig
@@ -18,6 +18,15 @@ from pipeline.guard import x_weighted_length
 from pipeline.records import Decision, DecisionStatus, Platform, Post
 from storage.db import Database
 from storage.models import Request, RequestState
+
+
+def unrepeated(
+    db: Database, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
+) -> Decision:
+    """The repeat check in a session of its own (the worker runs it in its record's)."""
+    with db.session() as session:
+        return unrepeated_in(session, request_id, platform, decision, cfg)
+
 
 TEXT = "Lemon water does not kill flu viruses, says the ministry: https://ministry.example/flu"
 AS_OF = datetime(2026, 11, 30, tzinfo=UTC)
