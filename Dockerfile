@@ -22,15 +22,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # torch first, from PyTorch's CPU wheel index: PyPI's Linux wheels pull several GB of CUDA.
+# A build without that index (a mirror, or an offline build from a folder of wheels) names
+# another with --build-arg TORCH_INDEX_URL=... (and PIP_FIND_LINKS=... for a wheel folder).
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+ARG PIP_FIND_LINKS
 RUN pip install "setuptools>=77.0.3,<81" wheel \
- && pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+ && pip install torch==2.13.0 --index-url "$TORCH_INDEX_URL"
 
 # The dependencies alone, read from pyproject.toml (no source yet, so this layer is cached
-# until the dependency list changes). The constraint keeps the CPU torch installed above.
-COPY pyproject.toml ./
+# until the dependency list changes), at the versions `make setup` installs and the suite
+# passed with (constraints.txt, which also keeps the CPU torch installed above).
+COPY pyproject.toml constraints.txt ./
 RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; open('/tmp/requirements.txt', 'w').write('\n'.join(deps) + '\n')" \
- && echo "torch==2.13.0" > /tmp/constraints.txt \
- && pip install -r /tmp/requirements.txt -c /tmp/constraints.txt
+ && pip install -r /tmp/requirements.txt -c constraints.txt
 
 # The source, installed without dependencies (all present); then the embedded model is found.
 COPY README.md ./

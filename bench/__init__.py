@@ -27,7 +27,9 @@ answers, the pages found), `bench/fixtures.py` (loads them, generates the pages)
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -42,3 +44,17 @@ def summary(values: Sequence[float]) -> tuple[float, float, float]:
         float(np.percentile(data, 95)),
         float(data.mean()),
     )
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """`numerator / denominator`, or 0 when there is nothing to divide by (an empty run)."""
+    return numerator / denominator if denominator else 0.0
+
+
+def dataset_parser(doc: str | None, data: Path, seed: int) -> argparse.ArgumentParser:
+    """The command line of a study on a data set: `--data` (its path) and `--seed` (of its
+    folds or samples), with the first line of the module's docstring as the description."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    parser.add_argument("--data", type=Path, default=data)
+    parser.add_argument("--seed", type=int, default=seed)
+    return parser

@@ -49,6 +49,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
+from bench import dataset_parser  # noqa: E402
 from evaluation.authority import statements_of  # noqa: E402
 from evaluation.taskfive import Rumor, read_qrels, read_rumors, retrieval_scores  # noqa: E402
 from pipeline.authority import AuthorityIndex, fuse, rank_order  # noqa: E402
@@ -279,12 +280,8 @@ def run(
 
 
 def main(argv: Sequence[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser = dataset_parser(__doc__, DEFAULT_DATA, SEED)
     parser.add_argument("--folds", type=int, default=FOLDS)
-    parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     run(print, args.data, args.folds, args.seed)
     return 0

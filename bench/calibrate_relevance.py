@@ -78,6 +78,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
+from bench import dataset_parser  # noqa: E402
 from pipeline.config import RelevanceConfig  # noqa: E402
 from pipeline.prefilter import lexical_order  # noqa: E402
 from pipeline.relevance import (  # noqa: E402
@@ -493,12 +494,8 @@ def run(
 
 
 def main(argv: Sequence[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser = dataset_parser(__doc__, DEFAULT_DATA, SEED)
     parser.add_argument("--negatives", type=int, default=NEGATIVES)
-    parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument(
         "--onnx-int8", action="store_true", help="score with the int8-quantised ONNX export"

@@ -40,7 +40,10 @@ targets: see `ClaimsConfig`).
 Segment-level matching (`pipeline.claim_segments`) is measured by `bench.claim_segments`
 ("whole_*" against "segments_*": the shipped weights, the threshold alone cross-validated,
 with the rewordings and reversals of our claims inside a longer post; "index_segments_*"
-checks it through `ClaimIndex.match`). The other figures are the whole texts'.
+checks it through `ClaimIndex.match`), and two levers that are not shipped by
+`bench.claim_variants` ("coverage_*": the claim's words covered as a second signal;
+"unbounded_*": the cross-validation without its same-topic bound). The other figures are the
+whole texts'.
 
 Usage: python -m bench.claim_polarity [--errors]  (or `make bench` for all benchmarks);
 `--errors` prints the cases the defaults get wrong, by kind, with the rule that fired.

@@ -1,9 +1,11 @@
 """Segment-level matching measured (`pipeline.claim_segments`): each case's best match by the
-whole texts against its best match when a pair of sentences may score instead, at the shipped
-weights, with the threshold alone chosen by the cross-validation of `bench.claim_polarity`
-(the same folds and rules: precision at least 0.99 on the training folds, no more same-topic
-claims strong than allowed, none of the different claims strong), its kinds counted with the
-posts of `bench.matching_cases.POST_KINDS` (a rewording or reversal inside a longer post).
+whole texts against its best match when a pair of sentences (on the claim's side also a run
+of two or three consecutive sentences: `pipeline.claim_segments.windows`) may score instead,
+at the shipped weights, with the threshold alone chosen by the cross-validation of
+`bench.claim_polarity` (the same folds and rules: precision at least 0.99 on the training
+folds, no more same-topic claims strong than allowed, none of the different claims strong),
+its kinds counted with the posts of `bench.matching_cases.POST_KINDS` (a rewording or
+reversal inside a longer post).
 
 Both variants see the same polarity rules, on the whole texts, or when a pair of segments
 scored the match on that pair (and the whole texts too when the pair holds only part of the
@@ -29,38 +31,14 @@ from bench.claim_polarity import (
     cross_validate,
     outcome,
 )
+from bench.claim_variants import Variant, covered_best, measure_levers
 from bench.matching_cases import POST_KINDS
-from pipeline.claim_segments import SegmentPair, SegmentScorer, segments, word_overlap
+from pipeline.claim_segments import SegmentPair, SegmentScorer, segments, windows, word_overlap
 from pipeline.lexical import clean_text, terms
 from pipeline.multilingual import get_multilingual
 from pipeline.polarity import compare
 
 KINDS_WITH_POSTS = HEADLINE_KINDS | frozenset(POST_KINDS)
-
-
-class Variant:
-    """The shape of `Similarities` that `choose`, `outcome` and `cross_validate` read, with
-    `best` as the best matches at `weights` (whole texts or with segments); other weights
-    (the former defaults, which `choose` bounds the same-topic matches by) are the whole
-    texts'. Given a grid of `weights` alone, the cross-validation chooses the threshold."""
-
-    def __init__(
-        self, sims: Similarities, weights: tuple[float, float], best: tuple[Ints, Array, Bools]
-    ) -> None:
-        self.kinds = sims.kinds
-        self.expected = sims.expected
-        self.groups = sims.groups
-        self._sims = sims
-        self._weights = weights
-        self._best = best
-
-    def best(self, minilm: float, multilingual: float) -> tuple[Ints, Array, Bools]:
-        if (minilm, multilingual) == self._weights:
-            return self._best
-        return self._sims.best(minilm, multilingual)
-
-    def reasons(self, case: int, record: int) -> tuple[str, ...]:
-        return self._sims.reasons(case, record)
 
 
 def _scorer(embedder: PrimedEmbedder, weights: tuple[float, float]) -> SegmentScorer:
@@ -82,20 +60,24 @@ def _scorer(embedder: PrimedEmbedder, weights: tuple[float, float]) -> SegmentSc
     )
 
 
+Pairs = dict[tuple[int, int], SegmentPair]
+
+
 def segment_best(
     sims: Similarities, embedder: PrimedEmbedder, setting: Setting
-) -> tuple[tuple[Ints, Array, Bools], tuple[Ints, Array, Bools]]:
+) -> tuple[tuple[Ints, Array, Bools], tuple[Ints, Array, Bools], Pairs]:
     """Per case, by whole texts and with segments: the best record, its score, and whether
-    the polarity rules demote it."""
+    the polarity rules demote it; and the (case, record) pairs that segments scored."""
     cases = [c.text for c in sims.data.cases]
     claims = [s.text for s in sims.data.sources]
     split = [t for t in {*cases, *claims} if segments(t)]
     parts = [p for t in split for p in segments(t)]
+    parts += [w for t in claims for w in windows(t)]
     embedder.prime([clean_text(t) or t for t in [*split, *parts]])
     scorer = _scorer(embedder, (setting.minilm, setting.multilingual))
     whole = setting.score(sims)
     with_segments = whole.copy()
-    pairs: dict[tuple[int, int], SegmentPair] = {}
+    pairs: Pairs = {}
     long_claims = [j for j, c in enumerate(claims) if segments(c)]
     for i, case in enumerate(cases):
         for j in range(len(claims)) if segments(case) else long_claims:
@@ -104,12 +86,10 @@ def segment_best(
                 with_segments[i, j] = pair.score
                 pairs[(i, j)] = pair
     whole_best = sims.best(setting.minilm, setting.multilingual)
-    return whole_best, _best(sims, with_segments, pairs)
+    return whole_best, _best(sims, with_segments, pairs), pairs
 
 
-def _best(
-    sims: Similarities, scores: Array, pairs: dict[tuple[int, int], SegmentPair]
-) -> tuple[Ints, Array, Bools]:
+def _best(sims: Similarities, scores: Array, pairs: Pairs) -> tuple[Ints, Array, Bools]:
     top: Ints = scores.argmax(axis=1).astype(np.int64)
     best = scores[np.arange(len(top)), top]
     demoted = []
@@ -128,7 +108,7 @@ def measure(
 ) -> dict[str, float]:
     """Whole-set figures at `setting`'s threshold and cross-validated ones, for both."""
     result: dict[str, float] = {}
-    whole, with_segments = segment_best(sims, embedder, setting)
+    whole, with_segments, pairs = segment_best(sims, embedder, setting)
     grid = [(setting.minilm, setting.multilingual)]
     everything = np.ones(len(sims.kinds), dtype=bool)
     for label, best in (("whole", whole), ("segments", with_segments)):
@@ -149,6 +129,9 @@ def measure(
         result[f"{label}_cv_all_recall_paraphrase"] = outcome(variant, chosen).recall
         for category, count in missed(sims, best, setting.threshold).items():
             result[f"{label}_missed_{category}"] = float(count)
+    texts = ([c.text for c in sims.data.cases], [s.text for s in sims.data.sources])
+    covered = covered_best(texts, with_segments, pairs)
+    result.update(measure_levers(sims, with_segments, covered, KINDS_WITH_POSTS))
     log(
         f"segments at {setting}: paraphrase recall {result['whole_recall_paraphrase']:.4f} "
         f"-> {result['segments_recall_paraphrase']:.4f}, in posts "

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import random
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -429,6 +429,15 @@ class _PostSpec(BaseModel):
     pages: tuple[_PageSpec, ...] = ()
 
 
+def _same_names(record: type, spec: type[BaseModel]) -> set[str]:
+    return {f.name for f in fields(record)} & spec.model_fields.keys()
+
+
+# Fields a scenario file writes as the fixture keeps them (the others are derived).
+_PAGE_AS_WRITTEN = _same_names(FixturePage, _PageSpec) - {"published", "words"}
+_POST_AS_WRITTEN = _same_names(FixturePost, _PostSpec) - {"pages"}
+
+
 def _date(value: str) -> datetime:
     return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
@@ -437,12 +446,9 @@ def _page(spec: _PageSpec, post: _PostSpec) -> FixturePage:
     pub = _BY_DOMAIN[spec.domain]
     url = f"http://{spec.domain}/{pub.section}/{spec.slug}"
     return FixturePage(
+        **spec.model_dump(include=_PAGE_AS_WRITTEN),
         url=url,
         publisher=pub,
-        title=spec.title,
-        stance=spec.stance,
-        key=spec.key,
-        found_by=spec.found_by,
         published=None if spec.undated else _date(spec.published),
         facts=_OFFTOPIC[spec.offtopic] if spec.offtopic else post.facts,
         topic=spec.offtopic or post.topic,
@@ -455,17 +461,9 @@ def load_post(path: Path) -> FixturePost:
     with path.open("rb") as handle:
         spec = _PostSpec.model_validate(tomllib.load(handle))
     return FixturePost(
-        id=spec.id,
-        scenario=spec.scenario,
-        text=spec.text,
+        **spec.model_dump(include=_POST_AS_WRITTEN),
         created_at=_date(spec.created),
         checkable=not spec.reason,
-        claims=spec.claims,
-        questions=spec.questions,
-        queries=spec.queries,
-        requeries=spec.requeries,
-        reply=spec.reply,
-        reason=spec.reason,
         pages=tuple(_page(p, spec) for p in spec.pages),
     )
 

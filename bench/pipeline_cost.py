@@ -17,7 +17,15 @@ its own, so where our extractor drafted it (no write call of ours), the referenc
 write call ours would have made: its prompt built from the decision's evidence and counted, its
 completion the reply. The prompt wording is ours (`EVIDENCE_SYSTEM`, `evidence_user`), so the
 comparison measures how much page text is sent, not prompt style (our extraction prompt also
-carries the reply rules; the reference's does not).
+carries the reply rules; the reference's does not). Both sides build their page blocks with
+`page_block`, so a title the text opens with is left out of both.
+
+What the fixed part weighs: `ours_instruction_tokens_*` are the system messages of our calls,
+and `prompt_ratio_p50_without_instructions` is the median ratio with every system message
+left out on both sides: what the material sent (posts, claims, page text, evidence, rules)
+allows whatever the instructions' wording. `prompt_ratio_p50_if_one_extraction_call` is the
+upper bound of reading all of a post's pages in one extraction call (`batching_headroom`).
+Each post's tokens by step are logged.
 
 Tokens are counted with the relevance model's tokenizer (`Embedder.count_tokens`, MiniLM's
 WordPiece). It approximates an LLM's BPE tokenizer (English prose lands within roughly 10-20% of
@@ -33,12 +41,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bench import fixtures, summary
+from bench import fixtures, ratio, summary
 from bench.world import (
     FixtureModel,
     FixtureSearch,
@@ -56,7 +65,7 @@ from pipeline.prompts import (
     EVIDENCE_SYSTEM,
     WRITE_SYSTEM,
     evidence_user,
-    quote_untrusted,
+    page_block,
     write_user,
 )
 from pipeline.records import SEARCH_TIERS, Decision, Platform, Tier
@@ -85,6 +94,10 @@ class PostCost:
     post_id: str
     prompt: dict[str, int] = field(default_factory=dict)  # ours, by step
     completion: int = 0  # ours, all steps
+    instructions: int = 0  # ours: the system messages' part of `prompt`, all steps
+    extraction_instructions: int = 0  # ... of the extraction calls
+    reference_instructions: int = 0  # the reference's system messages, all steps
+    batching_headroom: int = 0  # see `batching_headroom`
     extraction_completion: int = 0  # ours, extraction only
     server_prompt: int = 0  # the fake server's characters/4 estimate
     extraction_calls: int = 0
@@ -120,6 +133,22 @@ class PostCost:
             + self.reference_extraction_completion
             + self.reference_write_completion
         )
+
+
+_PAGE_BLOCK = re.compile(r"<page [^>]*>.*?</page>", re.S)
+
+
+def batching_headroom(requests: list[RecordedRequest], count: Counter) -> int:
+    """What a post's extraction calls after its first sent besides page text (instructions,
+    post, claims, evidence found earlier, writing rules): the most that reading all its pages
+    in one call could save. An upper bound: the calls are apart because their pages come
+    from different tiers or rounds, or were not ready together."""
+    calls = [r for r in requests if r.key == "evidence"][1:]
+    return sum(
+        prompt_tokens(r, count)
+        - sum(count(m.group(0)) for m in _PAGE_BLOCK.finditer(str(r.messages[-1]["content"])))
+        for r in calls
+    )
 
 
 def prompt_tokens(request: RecordedRequest, count: Counter) -> int:
@@ -160,10 +189,8 @@ def reference_extraction(
                 if reason is not None:
                     continue
                 text = doc.text[:page_chars]
-                page_block = quote_untrusted(
-                    "page", text, n="1", url=doc.final_url or doc.url, title=doc.title
-                )
-                prompt += count(EVIDENCE_SYSTEM) + count(evidence_user(block, claims, page_block))
+                whole = page_block(1, doc.final_url or doc.url, doc.title, text)
+                prompt += count(EVIDENCE_SYSTEM) + count(evidence_user(block, claims, whole))
                 items = extraction_items(page, text)
                 completion += count(json.dumps({"items": items}, ensure_ascii=False))
                 calls += 1
@@ -211,6 +238,15 @@ def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
                     step = STEP_OF.get(request.key, request.key)
                     cost.prompt[step] = cost.prompt.get(step, 0) + prompt_tokens(request, count)
                     cost.extraction_calls += step == "evidence"
+                    system = sum(
+                        count(str(m.get("content") or ""))
+                        for m in request.messages
+                        if m.get("role") == "system"
+                    )
+                    cost.instructions += system
+                    if step == "evidence":
+                        cost.extraction_instructions += system
+                cost.batching_headroom = batching_headroom(fake.requests[seen_requests:], count)
                 for answer in model.answers[seen_answers:]:
                     tokens = count(answer.content)
                     cost.completion += tokens
@@ -228,13 +264,20 @@ def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
                 ) = reference_extraction(
                     post, decision, count, kit.publishers, cfg.reference_page_chars
                 )
+                cost.reference_instructions = (
+                    cost.instructions
+                    - cost.extraction_instructions
+                    + count(EVIDENCE_SYSTEM) * cost.reference_extraction_calls
+                    + (count(WRITE_SYSTEM) if cost.reference_write_prompt else 0)
+                )
                 costs.append(cost)
                 if log:
                     log(
                         f"{post.id} ours {cost.prompt_total:6d} prompt tokens "
                         f"({cost.extraction_calls} extractions), reference "
                         f"{cost.reference_prompt_total:6d} "
-                        f"({cost.reference_extraction_calls} extractions)"
+                        f"({cost.reference_extraction_calls} extractions); ours by step: "
+                        + ", ".join(f"{step} {n}" for step, n in cost.prompt.items())
                     )
         finally:
             kit.close()
@@ -257,18 +300,18 @@ def report(costs: list[PostCost]) -> dict[str, float]:
         "ours_prompt_tokens_p50": o50,
         "reference_prompt_tokens_mean": rmean,
         "reference_prompt_tokens_p50": r50,
-        "prompt_ratio_mean": rmean / omean if omean else 0.0,
-        "prompt_ratio_p50": r50 / o50 if o50 else 0.0,
+        "prompt_ratio_mean": ratio(rmean, omean),
+        "prompt_ratio_p50": ratio(r50, o50),
         "ours_extraction_prompt_tokens_mean": ours_ext,
         "reference_extraction_prompt_tokens_mean": ref_ext,
-        "extraction_prompt_ratio": ref_ext / ours_ext if ours_ext else 0.0,
-        "ours_extraction_calls_per_post": ours_calls / len(costs) if costs else 0.0,
-        "reference_extraction_calls_per_post": ref_calls / len(costs) if costs else 0.0,
-        "ours_tokens_per_extraction_call": (
-            sum(c.prompt.get("evidence", 0) for c in costs) / ours_calls if ours_calls else 0.0
+        "extraction_prompt_ratio": ratio(ref_ext, ours_ext),
+        "ours_extraction_calls_per_post": ratio(ours_calls, len(costs)),
+        "reference_extraction_calls_per_post": ratio(ref_calls, len(costs)),
+        "ours_tokens_per_extraction_call": ratio(
+            sum(c.prompt.get("evidence", 0) for c in costs), ours_calls
         ),
-        "reference_tokens_per_extraction_call": (
-            sum(c.reference_extraction_prompt for c in costs) / ref_calls if ref_calls else 0.0
+        "reference_tokens_per_extraction_call": ratio(
+            sum(c.reference_extraction_prompt for c in costs), ref_calls
         ),
         # Posts whose reply our extractor drafted, and what the reference's own write call for
         # them adds to it on average over all posts.
@@ -276,6 +319,21 @@ def report(costs: list[PostCost]) -> dict[str, float]:
         "reference_write_prompt_tokens_mean": summary(
             [float(c.reference_write_prompt) for c in costs]
         )[2],
+        # The fixed part: what the system messages (the instructions) take of ours.
+        "ours_instruction_tokens_mean": summary([float(c.instructions) for c in costs])[2],
+        "ours_instruction_tokens_p50": summary([float(c.instructions) for c in costs])[0],
+        # The ratio at the median with every system message left out on both sides: what the
+        # material (posts, claims, page text, evidence, rules) alone allows, whatever the
+        # instructions' wording.
+        "prompt_ratio_p50_without_instructions": ratio(
+            summary([float(c.reference_prompt_total - c.reference_instructions) for c in costs])[0],
+            summary([float(c.prompt_total - c.instructions) for c in costs])[0],
+        ),
+        # Upper bound of reading every page of a post in one extraction call (not done: the
+        # calls wait on different tiers and rounds, so it would cost latency).
+        "prompt_ratio_p50_if_one_extraction_call": ratio(
+            r50, summary([float(c.prompt_total - c.batching_headroom) for c in costs])[0]
+        ),
         "ours_completion_tokens_mean": summary([float(c.completion) for c in costs])[2],
         "reference_completion_tokens_mean": summary([float(c.reference_completion) for c in costs])[
             2

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from bench import fixtures, summary
+from bench import fixtures, ratio, summary
 from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipeline_config
 from pipeline.check import Checker
 from pipeline.config import ResearchConfig
@@ -283,13 +283,13 @@ def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
         "sequential_p50_s": s50,
         "sequential_p95_s": s95,
         "sequential_mean_s": smean,
-        "ratio_p50": s50 / c50 if c50 else 0.0,
-        "ratio_p95": s95 / c95 if c95 else 0.0,
-        "ratio_mean": smean / cmean if cmean else 0.0,
+        "ratio_p50": ratio(s50, c50),
+        "ratio_p95": ratio(s95, c95),
+        "ratio_mean": ratio(smean, cmean),
         "muse_order_p50_s": m50,
         "muse_order_mean_s": mmean,
-        "ratio_p50_vs_muse_order": m50 / c50 if c50 else 0.0,
-        "ratio_mean_vs_muse_order": mmean / cmean if cmean else 0.0,
+        "ratio_p50_vs_muse_order": ratio(m50, c50),
+        "ratio_mean_vs_muse_order": ratio(mmean, cmean),
         "llm_calls_concurrent": float(sum(r.llm_calls for r in conc)),
         "llm_calls_sequential": float(sum(r.llm_calls for r in seq)),
         "same_outcome_posts": float(

@@ -15,6 +15,7 @@ the sections here.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -149,17 +150,9 @@ class XAdapterConfig(AdapterConfig):
         """The adapter's credentials; ConfigError naming the variables that are not set."""
         from adapters.x.client import XCredentials
 
-        values = _required(
-            "x",
-            "X credentials",
-            bearer_token=self.bearer_token,
-            consumer_key=self.consumer_key,
-            consumer_secret=self.consumer_secret,
-            access_token=self.access_token,
-            access_token_secret=self.access_token_secret,
-            bot_user_id=self.bot_user_id,
-            bot_username=self.bot_username,
-        )
+        # Every field of XCredentials is a required setting of the same name here.
+        wanted = {f.name: getattr(self, f.name) for f in dataclasses.fields(XCredentials)}
+        values = _required("x", "X credentials", **wanted)
         if not values["bot_user_id"].isdigit():
             raise ConfigError(f"{FLAT_ENV['x', 'bot_user_id'][0]} must be the numeric user id")
         values["bot_username"] = values["bot_username"].lstrip("@")

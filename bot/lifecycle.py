@@ -31,6 +31,7 @@ from bot.logs import log_transition
 from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Request, RequestEvent, RequestState
+from storage.request_moves import Guard, guarded_move
 
 log = logging.getLogger(__name__)
 S = RequestState
@@ -113,6 +114,7 @@ def _check(request_id: int | None, from_state: RequestState | None, to: RequestS
         raise TransitionRefused(f"request #{request_id}: {was} -> {to.value} is not allowed")
 
 
+_EVENT_INSERT = insert(RequestEvent)  # built once: it runs for every transition
 _PENDING = "factnote.lifecycle.pending"  # session.info key: lines to log after the commit
 # session.info key: the requests this transaction made claimable (queued, retry). The queue
 # (bot/queue.py) writes their jobs before the commit.
@@ -149,7 +151,12 @@ def _write_events(session: Session, values: Sequence[dict[str, object]]) -> None
     # The request's own pending changes are flushed with the rest at the commit: one UPDATE
     # for everything a step changes, not one before its event and one after.
     with session.no_autoflush:
-        session.execute(insert(RequestEvent), list(values))
+        # One row: a plain execute (a list is an executemany, a pipeline sync on psycopg).
+        session.execute(_EVENT_INSERT, values[0] if len(values) == 1 else list(values))
+    _note_woken(session, values)
+
+
+def _note_woken(session: Session, values: Sequence[dict[str, object]]) -> None:
     woken = {v["request_id"] for v in values if v["to_state"] in _CLAIMABLE_VALUES}
     if woken:
         session.info.setdefault(WOKEN, set()).update(woken)
@@ -185,6 +192,12 @@ def _event_values(
             level=logging.WARNING if trouble else logging.INFO,
         )
     )
+    return _event_row(request_id, from_state, to, reason, actor)
+
+
+def _event_row(
+    request_id: int, from_state: RequestState | None, to: RequestState, reason: str, actor: Actor
+) -> dict[str, object]:
     return {
         "request_id": request_id,
         "at": utcnow(),
@@ -298,12 +311,17 @@ def transition_where(
     actor: Actor,
     *,
     where: Sequence[ColumnElement[bool]] = (),
+    owned_by: str | None = None,
+    increment: tuple[str, ...] = (),
+    outcome: Outcome | None = None,
     **values: object,
 ) -> list[int]:
-    """Move each request still in one of `from_states` (and matching `where`) to `to`, with
-    `values` set too, in one guarded UPDATE per request so that a request another worker moved
+    """Move each request still in one of `from_states` (and matching `where`, and still
+    leased to `owned_by` when given) to `to`, with `values` set and the `increment` columns
+    counted up, in one guarded UPDATE per request so that a request another worker moved
     first is left alone. A request is given by id (its state is read here) or as `Held` (the
-    state the caller read: the UPDATE is guarded by it). Returns the ids that moved."""
+    state the caller read: the UPDATE is guarded by it). `outcome`: what each move's log line
+    says beyond the move. Returns the ids that moved."""
     given = list(requests)
     ids = [r for r in given if isinstance(r, int)]
     found = (
@@ -319,22 +337,22 @@ def transition_where(
     rows = [r if isinstance(r, Held) else found.get(r) for r in given]
     for state in from_states:
         _check(None, state, to)
+    guard = Guard(where, owned_by, increment)
     moved: list[int] = []
     events: list[dict[str, object]] = []
+    written: list[dict[str, object]] = []  # by the move's own statement (PostgreSQL)
     for row in rows:
         if row is None or RequestState(row.state) not in from_states:
             continue
-        result = session.execute(
-            update(Request)
-            .where(Request.id == row.id, Request.state == row.state, *where)
-            .values(state=to.value, **values)
-            .execution_options(synchronize_session=False)
-        )
-        if result.rowcount == 1:  # type: ignore[attr-defined]
-            before = RequestState(row.state)
-            events.append(_event_values(session, row.id, row.platform, before, to, why, actor))
+        before = RequestState(row.state)
+        event_row = _event_row(row.id, before, to, why, actor)
+        done = guarded_move(session, row.id, row.state, to.value, guard, values, event_row)
+        if done.moved:
+            _event_values(session, row.id, row.platform, before, to, why, actor, outcome)
+            (written if done.event_written else events).append(event_row)
             moved.append(row.id)
     _write_events(session, events)
+    _note_woken(session, written)
     return moved
 
 
@@ -375,7 +393,7 @@ def claim_rows(
         S.PROCESSING,
         "claimed",
         Actor(ActorKind.WORKER, worker),
-        attempts=Request.attempts + 1,
+        increment=("attempts",),
         next_attempt_at=None,
         lease_owner=worker,
         lease_until=moment + timedelta(seconds=lease_s),

@@ -112,22 +112,34 @@ def post_one(db: Database, adapter: Adapter, request_id: int, cfg: RuntimeConfig
     return post_claimed(db, adapter, attempt, cfg)
 
 
-def claim_first(
-    session: Session, request: Request, summons: Summons, allowed: list[str]
+def first_attempt_values(posted_before: int) -> dict[str, object]:
+    """The request's columns that claim its next posting attempt (number `posted_before` + 1),
+    for the caller's own guarded UPDATE of it: the worker's move to `posting`, which records
+    the reply text (the intent), so intent and claim commit together, before the platform
+    call. Guarded by the caller's lease and the move to `posting` in the same statement, no
+    other poster can have claimed it. The holder is named as `_claim` names it."""
+    return {
+        "post_attempts": posted_before + 1,
+        "next_attempt_at": utcnow() + LEASE,
+        "lease_owner": lifecycle.process_name(),
+    }
+
+
+def claimed_attempt(
+    session: Session,
+    request_id: int,
+    summons: Summons,
+    text: str,
+    number: int,
+    allowed: list[str],
 ) -> Attempt:
-    """Claim the next posting attempt of `request` in the caller's transaction: the worker's,
-    which records the reply text (the intent), so intent and claim commit together, before
-    the platform call. The request must be the caller's (its lease held) and be moving to
-    `posting` in this transaction, so no other poster can have claimed it."""
-    number = request.post_attempts + 1
-    request.post_attempts = number
-    request.next_attempt_at = utcnow() + LEASE
-    request.lease_owner = lifecycle.process_name()
-    if not request.reply_text:
-        raise ValueError(f"request #{request.id} is posting without a reply text")
+    """The attempt `first_attempt_values` claimed, read in the transaction that claims it:
+    whether to ask the platform first, and the kill switch."""
+    if not text:
+        raise ValueError(f"request #{request_id} is posting without a reply text")
     look_first = number > 1 or _older_than_our_records(session, summons)
     held = overrides.posting_hold_in(session, summons.platform)
-    return Attempt(request.id, summons, request.reply_text, number, look_first, allowed, held)
+    return Attempt(request_id, summons, text, number, look_first, allowed, held)
 
 
 def post_claimed(db: Database, adapter: Adapter, attempt: Attempt, cfg: RuntimeConfig) -> bool:

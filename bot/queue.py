@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from functools import cache
 from typing import Any
 
 import psycopg
+import psycopg_pool
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy, SyncPsycopgConnector
 from procrastinate.app import WorkerOptions
 from procrastinate.connector import BaseConnector
@@ -57,7 +59,7 @@ from bot.heap import freeze_startup_heap
 from bot.leader import conninfo, is_postgres
 from bot.worker import Claimed, Worker
 from pipeline.records import utcnow
-from storage.db import Database, DatabaseBusy, retry_when_locked
+from storage.db import PING_AFTER_IDLE_S, Database, DatabaseBusy, retry_when_locked
 from storage.models import Request, RequestState
 
 log = logging.getLogger(__name__)
@@ -108,7 +110,7 @@ def build_app(settings: Settings, connector: BaseConnector | None = None) -> App
     tests pass Procrastinate's in-memory one)."""
     cfg = settings.queue
     app = App(
-        connector=connector or PsycopgConnector(conninfo=conninfo(settings.database_url)),
+        connector=connector or _connector(settings.database_url),
         worker_defaults=worker_options(cfg),
     )
     retry = RetryStrategy(
@@ -128,6 +130,48 @@ def build_app(settings: Settings, connector: BaseConnector | None = None) -> App
     # Every worker defers it; the database keeps one job per tick.
     app.periodic(cron=f"* * * * * */{cfg.recover_every_s}")(recover_task)
     return app
+
+
+def _connector(database_url: str) -> PsycopgConnector:
+    pool = _QueuePool(PING_AFTER_IDLE_S)
+    return PsycopgConnector(
+        conninfo=conninfo(database_url), configure=pool.configure, pool_factory=pool.make
+    )
+
+
+class _QueuePool:
+    """Procrastinate's connection pool, made cheaper per job (issue 12):
+
+    - autocommit: each checkout runs one statement (a job's fetch or finish is one SQL
+      function), so a transaction of its own buys nothing but a BEGIN and a COMMIT round trip.
+      Set in `configure`, not the pool's `kwargs`: Procrastinate passes `autocommit=True`
+      itself to its LISTEN connection, which would then get it twice.
+    - the liveness check Procrastinate gives the pool (a round trip before every checkout)
+      only for a connection idle `idle_s` or longer, as `storage.db.ping_when_idle` does for
+      the runtime's own. The price: after a server restart, a connection used in the last
+      `idle_s` fails its next query instead of being replaced at checkout. A failed job
+      finish leaves the job to the stalled-job retry; a failed fetch ends the worker process
+      (Procrastinate re-raises it), which docker-compose.yml restarts (`restart:
+      unless-stopped`) - as a fetch in flight during the restart would anyway."""
+
+    def __init__(self, idle_s: float) -> None:
+        self.idle_s = idle_s
+        self._last_used: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    def make(self, **kwargs: Any) -> psycopg_pool.AsyncConnectionPool:
+        kwargs.update(check=self.check, reset=self.reset)
+        return psycopg_pool.AsyncConnectionPool(**kwargs)
+
+    async def configure(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        await connection.set_autocommit(True)
+        self._last_used[connection] = time.monotonic()
+
+    async def reset(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        self._last_used[connection] = time.monotonic()
+
+    async def check(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        if time.monotonic() - self._last_used.get(connection, 0.0) >= self.idle_s:
+            await psycopg_pool.AsyncConnectionPool.check_connection(connection)
 
 
 def enqueuer(settings: Settings) -> App:

@@ -9,7 +9,9 @@ construction, and something a reader or an auditor can quote back.
 
 from __future__ import annotations
 
-from sqlalchemy import ScalarSelect, Select, select
+from functools import cache
+
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from bot.convert import reply_platform
@@ -32,19 +34,26 @@ def referenced(text: str, request_id: int) -> str:
     return f"{text} (ref. {request_id})"
 
 
-def repeated_by_statement(platform: str, text: str, request_id: int) -> Select[int]:
-    """The query `repeated_by` runs (an index on platform and reply text serves it)."""
+@cache  # built once: it runs on every recorded reply (issue 12)
+def repeated_by_query() -> Select[int]:
+    """The query `repeated_by` runs, with `:platform`, `:reply` and `:request_id` bound at
+    execution (an index on platform and reply text serves it)."""
     return (
         select(Request.id)
         .where(
-            Request.platform == platform,
-            Request.reply_text == text,
+            Request.platform == bindparam("platform"),
+            Request.reply_text == bindparam("reply"),
             Request.state.in_(SENT_STATES),
-            Request.id != request_id,
+            Request.id != bindparam("request_id"),
         )
         .order_by(Request.id)
         .limit(1)
     )
+
+
+def repeated_by_statement(platform: str, text: str, request_id: int) -> Select[int]:
+    """`repeated_by_query` with its values bound."""
+    return repeated_by_query().params(platform=platform, reply=text, request_id=request_id)
 
 
 def repeated_by(session: Session, platform: str, text: str, request_id: int) -> int | None:
@@ -65,13 +74,13 @@ def unrepeated_in(
     return unrepeated_given(earlier, request_id, platform, decision, cfg)
 
 
-def repeat_column(request_id: int, platform: str, decision: Decision) -> ScalarSelect[int] | None:
-    """`repeated_by` as a column a query of the caller's can read along (the worker's load of
-    the request it records: one query fewer per request, issue 12); None when `decision` has
-    no reply to repeat. `unrepeated_given` then takes what it read."""
-    if decision.status is not DecisionStatus.REPLY or not decision.reply:
-        return None
-    return repeated_by_statement(platform, decision.reply, request_id).scalar_subquery()
+def repeat_params(request_id: int, platform: str, decision: Decision) -> dict[str, object]:
+    """The values `repeated_by_query` binds for `decision` (a reply of None matches no row:
+    a decision without a reply repeats nothing), for a caller that reads it along with a
+    query of its own (the worker's read of the request it records, issue 12);
+    `unrepeated_given` then takes what it read."""
+    reply = decision.reply if decision.status is DecisionStatus.REPLY else None
+    return {"platform": platform, "reply": reply or None, "request_id": request_id}
 
 
 def unrepeated_given(

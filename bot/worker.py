@@ -13,9 +13,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from functools import cache
 from typing import Any, NamedTuple, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from adapters.base import Adapter, Summons
@@ -24,13 +25,13 @@ from bot.config import Settings
 from bot.convert import reply_platform, target_post
 from bot.lifecycle import ActorKind
 from bot.platforms import finish_decision
-from bot.posting import Attempt, claim_first, post_claimed
-from bot.repeats import repeat_column, unrepeated_given
+from bot.posting import Attempt, claimed_attempt, first_attempt_values, post_claimed
+from bot.repeats import repeat_params, repeated_by_query, unrepeated_given
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
 from storage.db import Database, retry_when_locked
 from storage.models import Request, RequestState
-from storage.repositories import add_decision, latest_decision
+from storage.repositories import insert_decision, latest_decision
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -71,6 +72,36 @@ def _work(
     # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
     mode = row.mode or overrides.live_mode_in(session, settings, row.platform)
     return _Work(row.summons, row.platform, row.reused_from, row.attempts, mode)
+
+
+_PROCESSING = RequestState.PROCESSING.value
+
+
+class _Result(NamedTuple):
+    """A request's checked result, to record: its decision and what recording it needs."""
+
+    request_id: int
+    platform: str
+    decision: Decision
+    mode: str
+    attempts: int  # counted with this run's
+    summons: Summons
+    adapter: Adapter | None  # its platform's, to post through (None: not built here)
+
+
+class _LeaseLost(Exception):
+    """The request is no longer this worker's to record: its transaction is rolled back."""
+
+
+@cache  # built once: it runs for every decision recorded (issue 12)
+def _record_read() -> Select[Any]:
+    """What recording a decision reads of its request (`:request_id`): whether this worker
+    still holds it, its posting attempts so far, and an earlier request that sent the same
+    reply (`repeats.repeated_by_query`, its values bound by `repeat_params`)."""
+    earlier = repeated_by_query().scalar_subquery()
+    return select(
+        Request.state, Request.lease_owner, Request.post_attempts, earlier.label("earlier")
+    ).where(Request.id == bindparam("request_id"))
 
 
 class Worker:
@@ -185,7 +216,9 @@ class Worker:
         adapter = self.adapters.get(summons.platform)
         attempt = self._locked_retry(
             f"request {request_id}: recording the decision",
-            lambda: self._record(request_id, platform, decision, mode, attempts, summons, adapter),
+            lambda: self._record(
+                _Result(request_id, platform, decision, mode, attempts, summons, adapter)
+            ),
         )
         if attempt is not None and adapter is not None:
             post_claimed(self.db, adapter, attempt, self.settings.runtime)
@@ -205,72 +238,95 @@ class Worker:
         earlier.trace.llm_calls = []
         return earlier
 
-    def _record(
-        self,
-        request_id: int,
-        platform: str,
-        decision: Decision,
-        mode: str,
-        attempts: int,
-        summons: Summons,
-        adapter: Adapter | None,
-    ) -> Attempt | None:
+    def _record(self, result: _Result) -> Attempt | None:
         """Store the decision and move the request on. A reply to post live is committed
         with its first posting attempt claimed (the intent, before the platform call): that
         attempt is returned. None otherwise, and when this worker lost its lease meanwhile
-        (another worker runs the request again, and its result will count)."""
-        runtime = self.settings.runtime
-        with self.db.transaction() as session:
-            request, decision = self._load_unrepeated(session, request_id, platform, decision)
-            if not lifecycle.holds_lease(session, request, self.name):
-                log.warning("request %s: lease lost while checking; result dropped", request_id)
-                return None
-            add_decision(session, request, decision)
-            request.mode = mode
-            request.last_error = decision.error
-            reason = ""
-            if decision.status is DecisionStatus.FAILED:
-                if attempts >= runtime.max_attempts:
-                    state = RequestState.FAILED
-                    reason = f"failed after {attempts} attempt(s): {decision.error}"
-                else:
-                    state = RequestState.RETRY
-                    request.next_attempt_at = lifecycle.retry_at(attempts, runtime.retry_backoff_s)
-                    reason = f"attempt {attempts} failed: {decision.error}"
-            elif decision.status is DecisionStatus.NEEDS_LLM:
-                state, reason = RequestState.NEEDS_LLM, "needs an LLM endpoint"
-            elif decision.status is DecisionStatus.ABSTAIN:
-                state, reason = RequestState.ABSTAINED, "; ".join(decision.reasons)[:1000]
-            else:
-                request.reply_text = decision.reply
-                if mode == "live":
-                    state = RequestState.POSTING
-                elif mode == "review":
-                    state = RequestState.AWAITING_REVIEW
-                    request.review_deadline = utcnow() + timedelta(hours=runtime.review_ttl_h)
-                else:
-                    state = RequestState.DRY_RUN
-            request.reason = reason
-            self._finish(session, request, state, reason, decision)
-            if state is not RequestState.POSTING or adapter is None:
-                return None
-            allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls]
-            return claim_first(session, request, summons, allowed)
+        (another worker runs the request again, and its result will count).
 
-    def _load_unrepeated(
-        self, session: Session, request_id: int, platform: str, decision: Decision
-    ) -> tuple[Request, Decision]:
-        """The request to record on and `decision` with a reply no earlier request sent
-        (bot/repeats.py), both read by one query (issue 12)."""
-        repeat = repeat_column(request_id, platform, decision)
-        if repeat is None:
-            row = session.execute(select(Request).where(Request.id == request_id)).one()
-            return row[0], decision
-        found = session.execute(
-            select(Request, repeat.label("earlier")).where(Request.id == request_id)
-        ).one()
+        The request is not loaded as an ORM object: one read (its lease, its posting
+        attempts, an earlier request with the same reply) and one UPDATE guarded by the
+        lease, which rolls everything back if the lease went meanwhile (issue 12)."""
+        try:
+            with self.db.transaction() as session:
+                return self._record_in(session, result)
+        except _LeaseLost:
+            log.warning("request %s: lease lost while checking; result dropped", result[0])
+            return None
+
+    def _record_in(self, session: Session, result: _Result) -> Attempt | None:
+        request_id, platform, decision, mode, attempts, summons, adapter = result
+        params = {"request_id": request_id, **repeat_params(request_id, platform, decision)}
+        found = session.execute(_record_read(), params).one_or_none()
+        if found is None or (found.state, found.lease_owner) != (_PROCESSING, self.name):
+            raise _LeaseLost
         guard_cfg = self.settings.guard
-        return found[0], unrepeated_given(found[1], request_id, platform, decision, guard_cfg)
+        decision = unrepeated_given(found.earlier, request_id, platform, decision, guard_cfg)
+        insert_decision(session, request_id, decision)
+        state, reason, values = self._outcome(decision, mode, attempts)
+        posts = state is RequestState.POSTING and adapter is not None
+        if posts:
+            values.update(first_attempt_values(found.post_attempts))
+        # Done with processing: stop renewing now, not once posting is done too, or a beat
+        # during a slow platform call would find the lease gone and warn of a lost lease.
+        self._leases.release(request_id)
+        moved = lifecycle.transition_where(
+            session,
+            [lifecycle.Held(request_id, _PROCESSING, platform)],
+            [RequestState.PROCESSING],
+            state,
+            reason,
+            lifecycle.Actor(ActorKind.WORKER, self.name),
+            where=(),  # named, so that **values cannot be taken for them
+            owned_by=self.name,
+            increment=(),
+            outcome=lifecycle.Outcome(decision.verdict, decision.error, decision.timings),
+            **values,
+        )
+        if not moved:  # the lease ran out between the read and the update
+            raise _LeaseLost
+        if not posts:
+            return None
+        allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls]
+        number = found.post_attempts + 1
+        return claimed_attempt(session, request_id, summons, decision.reply or "", number, allowed)
+
+    def _outcome(
+        self, decision: Decision, mode: str, attempts: int
+    ) -> tuple[RequestState, str, dict[str, object]]:
+        """The state a decision moves its request to, why, and the request's columns to set
+        with it (the lease given up)."""
+        runtime = self.settings.runtime
+        values: dict[str, object] = {
+            "mode": mode,
+            "last_error": decision.error,
+            "lease_owner": None,
+            "lease_until": None,
+        }
+        reason = ""
+        if decision.status is DecisionStatus.FAILED:
+            if attempts >= runtime.max_attempts:
+                state = RequestState.FAILED
+                reason = f"failed after {attempts} attempt(s): {decision.error}"
+            else:
+                state = RequestState.RETRY
+                values["next_attempt_at"] = lifecycle.retry_at(attempts, runtime.retry_backoff_s)
+                reason = f"attempt {attempts} failed: {decision.error}"
+        elif decision.status is DecisionStatus.NEEDS_LLM:
+            state, reason = RequestState.NEEDS_LLM, "needs an LLM endpoint"
+        elif decision.status is DecisionStatus.ABSTAIN:
+            state, reason = RequestState.ABSTAINED, "; ".join(decision.reasons)[:1000]
+        else:
+            values["reply_text"] = decision.reply
+            if mode == "live":
+                state = RequestState.POSTING
+            elif mode == "review":
+                state = RequestState.AWAITING_REVIEW
+                values["review_deadline"] = utcnow() + timedelta(hours=runtime.review_ttl_h)
+            else:
+                state = RequestState.DRY_RUN
+        values["reason"] = reason
+        return state, reason, values
 
     def _finish(
         self,

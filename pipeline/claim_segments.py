@@ -9,6 +9,12 @@ against every segment of the claim with the same fused score as whole texts
 (`pipeline.claims.fused_score`), keeping the best pair. The polarity rules then see that
 pair and the whole texts (`SegmentPair.checked`): a post that negates the claim's first
 sentence and repeats its second stays weak, and so does one that opens "It is not true that".
+A claim's runs of two and three consecutive sentences (`windows`) are segments too: a post
+often sums up in one sentence what a rumour tells in several ("visited the hospital, met
+only his party officials and never met a doctor" against three sentences that say so), and
+the polarity rules then see every sentence the summary draws on (a "did not" in the third
+one cancels the post's "never"). Only the claim's side gets them: stored claims' vectors are cached
+(`ClaimSegmentCache`), a post's would cost a forward pass per query.
 
 Measured in `bench/claim_polarity.py` ("segments_*", through `bench.claim_segments`): on by
 default (`ClaimsConfig.segment_matching`; the figures are beside it).
@@ -37,6 +43,7 @@ from pipeline.polarity import ALL_KINDS, MismatchKind
 _SEGMENT_END = re.compile(r"(?<=[.!?…:;])[\"'”’)\]*]*\s+|\n+")
 MIN_WORDS = 4  # a shorter piece ("Urgent!", "Egypt Sisi") says no claim of its own
 MAX_SEGMENTS = 12  # a very long post is scored on its first sentences only
+WINDOW_SIZES = (2, 3)  # consecutive sentences of a claim scored together (`windows`)
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 Overlap = Callable[[str, str], float]
@@ -48,6 +55,23 @@ def segments(text: str) -> list[str]:
     pieces = [p.strip() for p in _SEGMENT_END.split(text) if p and p.strip()]
     found = [p for p in pieces if len(p.split()) >= MIN_WORDS][:MAX_SEGMENTS]
     return found if len(found) > 1 else []
+
+
+def windows(text: str) -> list[str]:
+    """The runs of two and three consecutive segments of `text` (`WINDOW_SIZES`), each
+    shorter than the whole text."""
+    parts = segments(text)
+    return [
+        " ".join(parts[start : start + size])
+        for size in WINDOW_SIZES
+        if size < len(parts)
+        for start in range(len(parts) - size + 1)
+    ]
+
+
+def claim_parts(text: str) -> list[str]:
+    """What a claim is scored by besides its whole text: its segments and their windows."""
+    return [*segments(text), *windows(text)]
 
 
 def word_overlap(a: Sequence[str], b: Sequence[str]) -> float:
@@ -119,21 +143,22 @@ class SegmentScorer:
         post_parts = segments(post)
         texts = [post, *post_parts]
         for claim in claims:
-            claim_parts = segments(claim)
-            if post_parts or claim_parts:
-                texts += [claim, *claim_parts]
+            parts = claim_parts(claim)
+            if post_parts or parts:
+                texts += [claim, *parts]
         self.minilm(texts)
         if self.multilingual is not None:
             self.multilingual(texts)
 
     def best_pair(self, post: str, claim: str) -> SegmentPair | None:
         """The best-scoring pair of the post's and the claim's segments (each side's whole
-        text counts as a segment too); None when neither text has more than one segment."""
-        post_parts, claim_parts = segments(post), segments(claim)
-        if not post_parts and not claim_parts:
+        text counts as a segment too, and so do the claim's `windows`); None when neither
+        text has more than one segment."""
+        post_parts, parts = segments(post), claim_parts(claim)
+        if not post_parts and not parts:
             return None
         left = [post, *post_parts]
-        right = [claim, *claim_parts]
+        right = [claim, *parts]
         a, b = self.minilm(left), self.minilm(right)
         dense = np.clip(a @ b.T, 0.0, 1.0)
         multi = dense
@@ -198,7 +223,7 @@ class ClaimSegmentCache:
         scorer.prepare(post, list(claims))
         if isinstance(scorer.minilm, _Memo):
             seen = scorer.minilm.vectors
-            parts = {p: seen[p] for c in claims for p in segments(c) if p in seen}
+            parts = {p: seen[p] for c in claims for p in claim_parts(c) if p in seen}
             with self._lock:
                 self._vectors.update(parts)
                 for text in list(self._vectors)[: max(0, len(self._vectors) - self._size)]:

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import lxml.html
 
 from pipeline import safejson
+from pipeline.capped_read import CappedReadError, ReadProblem, read_capped
 from pipeline.claims import ClaimRecord, ClaimSource
 from pipeline.domains import registrable_domain
 from pipeline.extract import decode_body, parse_content_type, parse_date
@@ -466,14 +467,15 @@ def read_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> ImportRes
     try:
         if not file.exists():
             raise ClaimImportError("no such file")
-        if not file.is_file():  # a directory, a device such as /dev/zero, a pipe
-            raise ClaimImportError("not a regular file")
-        with file.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
+        raw = read_capped(file, max_bytes)
     except OSError as exc:
         raise ClaimImportError(f"cannot read: {exc.strerror or exc}") from exc
-    if len(raw) > max_bytes:
-        raise ClaimImportError(f"over {max_bytes} bytes")
+    except CappedReadError as exc:
+        wording = {
+            ReadProblem.NOT_FILE: "not a regular file",
+            ReadProblem.UNREADABLE: f"cannot read: {exc.detail}",
+        }
+        raise ClaimImportError(wording.get(exc.problem, str(exc))) from exc
     text = decode_body(raw, None, html=False)
     if "\x00" in text:
         raise ClaimImportError("a binary file, neither JSON nor HTML")

@@ -216,12 +216,14 @@ class ClaimsConfig(BaseModel):
     # changes a number of, or swaps a named entity in the fact-checked claim, or lacks its key
     # predicate (`pipeline.polarity`). Off only to measure (bench/claim_polarity.py).
     polarity_check: bool = True
-    # Score a long post or claim by its best pair of sentences as well (`pipeline.claim_segments`;
-    # the polarity rules see that pair and the whole texts). In bench/claim_polarity.py at these
-    # weights and threshold: rewordings inside a longer post strong 0.044 -> 0.844 (held out,
-    # threshold by cross-validation: 0.044 -> 0.784 ± 0.129), paraphrase recall 0.713 -> 0.738
-    # (held out 0.676 ± 0.123 -> 0.676 ± 0.079), precision 1.000 both, no reversal inside a
-    # post and none of the 32 different claims strong; same-topic claims strong 6 -> 7 of 86.
+    # Score a long post or claim by its best pair of sentences as well, a claim also by its runs
+    # of two or three consecutive sentences (`pipeline.claim_segments`; the polarity rules see
+    # that pair and the whole texts). In bench/claim_polarity.py at these weights and threshold:
+    # rewordings inside a longer post strong 0.044 -> 0.844 (held out, threshold by
+    # cross-validation: 0.044 -> 0.784 ± 0.129), paraphrase recall 0.713 -> 0.750 (held out
+    # 0.676 ± 0.123 -> 0.686 ± 0.078; 0.738 and 0.676 ± 0.079 without the runs), precision 1.000
+    # both, no reversal inside a post and none of the 32 different claims strong; same-topic
+    # claims strong 6 -> 7 of 86.
     segment_matching: bool = True
     # A deployer's own rating texts (as `factnote claims import` lists the unknown ones) and
     # what they mean; they win over the bundled table (`pipeline/data/ratings.toml`).

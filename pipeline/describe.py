@@ -9,6 +9,7 @@ stage sees it, and says what it cut, for the decision's reasons.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import py3langid
 
@@ -77,9 +78,16 @@ def cap_post(post: Post, cfg: LLMConfig) -> tuple[Post, list[str]]:
     return capped, notes
 
 
+def prompt_time(when: datetime) -> str:
+    """`when` to the minute in UTC (a time without offset is taken as UTC): what the models
+    need of it in fewer tokens than ISO 8601's seconds and offset."""
+    utc = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    return f"{utc:%Y-%m-%d %H:%M} UTC"
+
+
 def post_block(post: Post) -> str:
     """The post as one untrusted data block, with its context posts nested inside."""
-    lines = [f"author: {post.author}", f"time: {post.created_at.isoformat()}", "", post.text]
+    lines = [f"author: {post.author}", f"time: {prompt_time(post.created_at)}", "", post.text]
     for link in post.links:
         lines.append(f"link: {link}")
     for i, image in enumerate(post.images, 1):

@@ -90,12 +90,14 @@ def supported(model_dir: Path) -> bool:
 
 def export_key(model_dir: Path, *, quantized: bool) -> str:
     """Identity of an export: the weights file (path, size, modification time), the exporter's
-    torch version and this recipe. Cheap to compute, so every start can check it."""
+    torch version and this recipe. Cheap to compute, so every start can check it. The time is
+    in whole seconds: an image layer's tar keeps no more, so a key with nanoseconds, built at
+    `docker build`, was never found again when the container ran."""
     weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
     parts = [str(model_dir.resolve()), str(EXPORT_VERSION), str(OPSET), str(quantized)]
     for path in weights:
         stat = path.stat()
-        parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+        parts.append(f"{path.name}:{stat.st_size}:{int(stat.st_mtime)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 

@@ -33,7 +33,7 @@ from pipeline.prompts import (
     EVIDENCE_SYSTEM,
     cut_text,
     evidence_user,
-    quote_untrusted,
+    page_block,
 )
 from pipeline.records import Document, EarlyDraft, Evidence, Passage, Stance, Tier, Verdict
 from pipeline.urls import canonical_url
@@ -152,12 +152,11 @@ def extract_evidence(
     if not pages:
         return BatchExtraction(pages=[])
     blocks = [
-        quote_untrusted(
-            "page",
+        page_block(
+            number,
+            page.doc.final_url or page.doc.url,
+            page.doc.title,
             "\n\n".join(cut_text(p.text, max_passage_chars) for p in page.passages),
-            n=str(number),
-            url=page.doc.final_url or page.doc.url,
-            title=page.doc.title,
         )
         for number, page in enumerate(pages, 1)
     ]

@@ -42,10 +42,11 @@ def weights_file() -> Path:
 
 def image_export_path(cache_dir: Path) -> Path:
     """Where the export of the installed weights lives under `cache_dir`: its folder name is a
-    hash of the weights file (path, size, modification time), this recipe and the opset."""
+    hash of the weights file (path, size, modification time in whole seconds, as an image
+    layer keeps it: see `embedding_onnx.export_key`), this recipe and the opset."""
     weights = weights_file()
     stat = weights.stat()
-    identity = f"{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{EXPORT_VERSION}:{OPSET}"
+    identity = f"{weights.resolve()}:{stat.st_size}:{int(stat.st_mtime)}:{EXPORT_VERSION}:{OPSET}"
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     return cache_dir / f"efficientnet-lite0-{key}" / "model.onnx"
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps
 
+from pipeline.capped_read import CappedReadError, ReadProblem, read_capped
 from pipeline.config import ImagesConfig
 from pipeline.fetch import Fetcher, FetchFailure
 
@@ -156,15 +157,12 @@ def read_local(source: str, cfg: ImagesConfig) -> bytes:
             raise ImageUnreadable(f"{source}: outside the inbox folder {cfg.local_dir}")
         if not resolved.exists():
             raise ImageUnreadable(f"{source}: no such file")
-        if not resolved.is_file():  # a directory, or a device such as /dev/zero
-            raise ImageUnreadable(f"{source}: not a file")
-        with resolved.open("rb") as handle:
-            data = handle.read(cfg.max_bytes + 1)  # the size on disk can change or lie
+        return read_capped(resolved, cfg.max_bytes)
+    except CappedReadError as exc:
+        shown = exc.detail if exc.problem is ReadProblem.UNREADABLE else str(exc)
+        raise ImageUnreadable(f"{source}: {shown}") from exc
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ImageUnreadable(f"{source}: {getattr(exc, 'strerror', None) or exc}") from exc
-    if len(data) > cfg.max_bytes:
-        raise ImageUnreadable(f"{source}: over {cfg.max_bytes} bytes")
-    return data
 
 
 def fetch_image(url: str, fetcher: Fetcher, cfg: ImagesConfig) -> bytes:

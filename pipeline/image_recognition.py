@@ -24,8 +24,6 @@ import base64
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from pydantic import SecretStr
-
 from pipeline.config import ImagesConfig
 from pipeline.image_records import Recognition
 from pipeline.image_search import KeyedImageService
@@ -62,10 +60,12 @@ class GoogleVisionRecognizer(KeyedImageService):
 
     name = "google_vision"
     variable = KEY_VARIABLE
+    key_setting = "google_vision_api_key"
+    timeout_setting = "recognition_timeout_s"
 
-    def _configure(self, cfg: ImagesConfig) -> tuple[SecretStr | None, float]:
+    def _configure(self, cfg: ImagesConfig) -> None:
+        super()._configure(cfg)
         self._limit = cfg.recognition_limit
-        return cfg.google_vision_api_key, cfg.recognition_timeout_s
 
     def recognise(self, jpeg: bytes) -> list[Recognition]:
         body = {

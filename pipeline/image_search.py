@@ -20,15 +20,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-import httpx
 from pydantic import SecretStr
 
 from pipeline.config import ImagesConfig
 from pipeline.credibility import PublisherTable
 from pipeline.image_records import ReverseMatch
 from pipeline.search.base import (
-    HttpSearchProvider,
-    RetryPolicy,
+    ConfiguredProvider,
     as_list,
     as_str,
     parse_published,
@@ -48,26 +46,21 @@ class ReverseImageSearch(Protocol):
     def close(self) -> None: ...
 
 
-class KeyedImageService(HttpSearchProvider):
-    """An image service's JSON API client: its key and timeout from the images config (a missing
-    key raises `SearchError` naming `variable`), the key kept out of every error message."""
+class KeyedImageService(ConfiguredProvider[ImagesConfig]):
+    """An image service's JSON API client: its key (`key_setting`) and timeout
+    (`timeout_setting`) are fields of the images config; a missing key raises `SearchError`
+    naming `variable`, and the key is kept out of every error message."""
 
     variable: str = ""  # the environment variable that holds the key
+    key_setting: str = ""
+    timeout_setting: str = ""
 
-    def __init__(
-        self,
-        cfg: ImagesConfig,
-        *,
-        client: httpx.Client | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        key, timeout_s = self._configure(cfg)
+    def _configure(self, cfg: ImagesConfig) -> None:
+        key: SecretStr | None = getattr(cfg, self.key_setting)
         self._key = required_secret(key, self.name, self.variable).get_secret_value()
-        super().__init__(timeout_s=timeout_s, client=client, retry=retry)
 
-    def _configure(self, cfg: ImagesConfig) -> tuple[SecretStr | None, float]:
-        """Read this service's own settings; its key and timeout."""
-        raise NotImplementedError
+    def _timeout(self, cfg: ImagesConfig) -> float:
+        return float(getattr(cfg, self.timeout_setting))
 
     def _secrets(self) -> Sequence[str]:
         return (self._key,)
@@ -78,10 +71,12 @@ class LensSearch(KeyedImageService):
 
     name = "google_lens"
     variable = "FACTNOTE_IMAGES__SERPAPI_API_KEY"
+    key_setting = "serpapi_api_key"
+    timeout_setting = "reverse_timeout_s"
 
-    def _configure(self, cfg: ImagesConfig) -> tuple[SecretStr | None, float]:
+    def _configure(self, cfg: ImagesConfig) -> None:
+        super()._configure(cfg)
         self._type = cfg.lens_type
-        return cfg.serpapi_api_key, cfg.reverse_timeout_s
 
     def find(self, image_url: str, *, limit: int) -> list[ReverseMatch]:
         data = self._request_json(

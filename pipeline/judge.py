@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -49,6 +49,8 @@ GATES = ("rules", "evidence_relevant", "represented_correctly", "helpful_style")
 QUALITIES = ("understandable", "meaningful", "usable", "trustworthy")
 Mode = Literal["unsatisfactory", "satisfactory", "excellent"]
 Outcome = Literal["win", "tie", "loss"]
+A = TypeVar("A", bound=BaseModel)
+
 JUDGED_STATUSES = (DecisionStatus.REPLY, DecisionStatus.ABSTAIN)
 
 
@@ -129,13 +131,7 @@ class Judge:
                 lessons=[Lesson(phase="writing", lesson="; ".join(problems))],
                 rule_problems=problems,
             )
-        answer = self.llm.structured(
-            "judge",
-            system=JUDGE_SYSTEM,
-            user=judge_user(post_block(post), decision.evidence, reply, decision.reasons),
-            schema=JudgeAnswer,
-            ledger=ledger,
-        )
+        answer = self._ask("judge", JUDGE_SYSTEM, JudgeAnswer, post, decision, reply, ledger)
         gates: dict[str, bool] = {"rules": True}
         failed: str | None = None
         reasons = list(answer.reasons)
@@ -159,13 +155,30 @@ class Judge:
             model=self.llm.model,
         )
 
+    def _ask(
+        self,
+        step: str,
+        system: str,
+        schema: type[A],
+        post: Post,
+        decision: Decision,
+        reply: str | None,
+        ledger: CallLedger,
+    ) -> A:
+        """The judge model's answer on `decision` (its evidence and reasons), and on `reply`
+        when there is one."""
+        user = judge_user(post_block(post), decision.evidence, reply, decision.reasons)
+        return self.llm.structured(step, system=system, user=user, schema=schema, ledger=ledger)
+
     def _abstention(self, post: Post, decision: Decision, ledger: CallLedger) -> Judgment:
-        answer = self.llm.structured(
+        answer = self._ask(
             "judge_abstention",
-            system=ABSTAIN_JUDGE_SYSTEM,
-            user=judge_user(post_block(post), decision.evidence, None, decision.reasons),
-            schema=AbstentionJudgeAnswer,
-            ledger=ledger,
+            ABSTAIN_JUDGE_SYSTEM,
+            AbstentionJudgeAnswer,
+            post,
+            decision,
+            None,
+            ledger,
         )
         right = answer.abstention_right.passed
         reasons = [f"abstention_right: {answer.abstention_right.reason}", *answer.reasons]

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
+# A pooled PostgreSQL connection idle this long is pinged before use (`ping_when_idle`).
+PING_AFTER_IDLE_S = 5.0
+_LAST_USED = "factnote.last_used"  # a pool entry's info key: when it was last checked in
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -125,7 +129,39 @@ def make_engine(url: str, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> 
         )
         event.listen(engine, "connect", _sqlite_pragmas(busy_timeout_s))
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url)
+    ping_when_idle(engine, PING_AFTER_IDLE_S)
+    return engine
+
+
+def ping_when_idle(engine: Engine, idle_s: float) -> None:
+    """Check a pooled connection before use only when it has sat idle `idle_s` or longer:
+    `pool_pre_ping`'s round trip on every checkout cost a worker three per request on
+    PostgreSQL (issue 12), while a connection used a moment ago is as good as checked. One
+    that died meanwhile (the server restarted) fails its transaction instead, and the
+    disconnect error makes SQLAlchemy replace every pooled connection from before it; the
+    claim's transient-error retry and the lease cover that one transaction. A failed ping
+    does what `pool_pre_ping`'s does: the pool is invalidated and a new connection taken
+    (https://docs.sqlalchemy.org/en/20/core/pooling.html#disconnect-handling-pessimistic)."""
+    dialect = engine.dialect
+
+    def stamp(_dbapi_connection: Any, record: ConnectionPoolEntry | None) -> None:
+        if record is not None:  # None: an invalidated connection, never checked out again
+            record.info[_LAST_USED] = time.monotonic()
+
+    def check(dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: Any) -> None:
+        if time.monotonic() - record.info.get(_LAST_USED, 0.0) < idle_s:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as err:
+            if dialect.is_disconnect(err, dbapi_connection, None):
+                raise InvalidatePoolError() from err
+            raise
+
+    event.listen(engine, "connect", stamp)
+    event.listen(engine, "checkin", stamp)
+    event.listen(engine, "checkout", check)
 
 
 def alembic_config(url: str) -> AlembicConfig:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from pipeline.records import Decision, Document, LLMCall, Passage, Post
 from storage.db import Database
-from storage.mapping import to_row
+from storage.mapping import row_values, to_row
 from storage.models import DecisionRow, DocumentRow, EvidenceRow, LLMCallRow, Request
 
 
@@ -80,27 +80,64 @@ def create_cli_request(session: Session, post: Post) -> Request:
 
 
 def add_decision(session: Session, request: Request, decision: Decision) -> DecisionRow:
-    """Persist a decision with its ordered evidence, its LLM calls and its trace."""
-    calls = decision.trace.llm_calls
-    row = to_row(
-        DecisionRow,
-        decision,
-        request_id=request.id,
-        trace=_trace_json(decision),
-        llm_calls_count=len(calls),
-        prompt_tokens=sum(c.prompt_tokens for c in calls),
-        completion_tokens=sum(c.completion_tokens for c in calls),
-        cost_usd=sum(c.cost_usd for c in calls),
-    )
+    """Persist a decision with its ordered evidence, its LLM calls and its trace, as ORM rows
+    (for callers that go on with the row; `insert_decision` writes the same without them)."""
+    row = DecisionRow(**_decision_values(request.id, decision))
     row.evidence = [to_row(EvidenceRow, ev, position=i) for i, ev in enumerate(decision.evidence)]
-    row.llm_calls = [to_row(LLMCallRow, call) for call in calls]
+    row.llm_calls = [to_row(LLMCallRow, call) for call in decision.trace.llm_calls]
     session.add(row)
-    # Snapshots of the pages evidence was taken from, so quotes stay checkable later.
+    _add_snapshots(session, decision)
+    session.flush()
+    return row
+
+
+def insert_decision(session: Session, request_id: int, decision: Decision) -> int:
+    """`add_decision` in Core inserts, no ORM row built or flushed (the worker's record of
+    every request, issue 12): the decision (its id returned), then its evidence and LLM calls
+    in one statement each. Returns the decision's id."""
+    decision_id = int(
+        session.execute(_DECISION_INSERT, _decision_values(request_id, decision)).scalar_one()
+    )
+    evidence = [
+        {**row_values(EvidenceRow, ev), "position": i, "decision_id": decision_id}
+        for i, ev in enumerate(decision.evidence)
+    ]
+    calls = [
+        {**row_values(LLMCallRow, call), "decision_id": decision_id}
+        for call in decision.trace.llm_calls
+    ]
+    for table, rows in ((EvidenceRow.__table__, evidence), (LLMCallRow.__table__, calls)):
+        if rows:
+            session.execute(insert(cast(Table, table)), rows)
+    _add_snapshots(session, decision)
+    return decision_id
+
+
+_DECISION_INSERT = insert(cast(Table, DecisionRow.__table__)).returning(DecisionRow.__table__.c.id)
+
+
+def _decision_values(request_id: int, decision: Decision) -> dict[str, Any]:
+    calls = decision.trace.llm_calls
+    return {
+        **row_values(DecisionRow, decision, exclude=_DECISION_OWN),
+        "request_id": request_id,
+        "trace": _trace_json(decision),
+        "llm_calls_count": len(calls),
+        "prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "completion_tokens": sum(c.completion_tokens for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls),
+    }
+
+
+# The decision row's columns computed here rather than taken from the record's fields.
+_DECISION_OWN = ("trace", "llm_calls_count", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def _add_snapshots(session: Session, decision: Decision) -> None:
+    """Snapshots of the pages evidence was taken from, so quotes stay checkable later."""
     for doc in decision.documents:
         if snapshot_for(session, doc.canonical_url, doc.content_hash) is None:
             session.add(to_row(DocumentRow, doc))
-    session.flush()
-    return row
 
 
 def latest_decision_row(session: Session, request_id: int) -> DecisionRow | None:

@@ -47,14 +47,18 @@ def test_dependencies_are_installed_before_the_source_is_copied() -> None:
     )
     install_source = index_of(lambda s: s[0] == "RUN" and "--no-deps ." in s[1], steps)
     assert copy_pyproject < install_deps < first_source < install_source
-    # The dependency layer sees nothing but pyproject.toml.
+    # The dependency layer sees nothing but the dependency list and its pins.
     copied_before = [s for s in steps[:install_deps] if s[0] == "COPY"]
-    assert [s[1] for s in copied_before] == ["pyproject.toml ./"]
-    # torch is the CPU build, pinned, and the dependency install is held to it.
+    assert [s[1] for s in copied_before] == ["pyproject.toml constraints.txt ./"]
+    # torch is the CPU build, pinned, from PyTorch's CPU index unless a build names another.
     torch = index_of(lambda s: s[0] == "RUN" and "torch==2.13.0" in s[1], steps)
     assert torch < install_deps
-    assert "download.pytorch.org/whl/cpu" in steps[torch][1]
-    assert "torch==2.13.0" in steps[install_deps][1]
+    assert '--index-url "$TORCH_INDEX_URL"' in steps[torch][1]
+    assert ("ARG", "TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu") in steps[:torch]
+    # The dependency install is held to constraints.txt, which pins that same torch.
+    assert "-c constraints.txt" in steps[install_deps][1]
+    pins = (REPO / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    assert "torch==2.13.0" in pins
 
 
 def test_the_dependency_list_it_reads_is_the_project_s() -> None:

@@ -26,6 +26,7 @@ from bot.commands.output import say, warn
 from bot.commands.settings import section
 from bot.dates import parse_when
 from pipeline import safejson
+from pipeline.capped_read import CappedReadError, read_capped
 from pipeline.config import FetchConfig, RelevanceConfig
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
@@ -79,17 +80,10 @@ def _files(paths: list[Path]) -> Iterator[Path]:
 
 
 def _read_capped(path: Path, limit: int) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes (never more are read)."""
-    if not path.is_file():  # a directory, a device such as /dev/zero, a pipe
-        raise _FileError(f"{path}: not a file")
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise _FileError(f"{path}: unreadable: {exc.strerror or exc}") from exc
-    if len(data) > limit:
-        raise _FileError(f"{path}: over {limit} bytes")
-    return data
+        return read_capped(path, limit)
+    except CappedReadError as exc:
+        raise _FileError(f"{path}: {exc}") from exc
 
 
 def _check_url(url: str, where: str) -> str:

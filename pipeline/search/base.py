@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import httpx
 from pydantic import SecretStr
@@ -31,6 +31,8 @@ from tenacity import (
 from pipeline.config import SearchConfig
 from pipeline.failures import PipelineFailure
 from pipeline.records import SearchResult
+
+C = TypeVar("C")  # a provider's config section
 
 
 class SearchError(PipelineFailure):
@@ -308,23 +310,34 @@ class HttpSearchProvider:
         return f" ({_redact(body, self._secrets())})" if body else ""
 
 
-class ConfiguredSearchProvider(HttpSearchProvider):
-    """A web-search provider built from the search config: `_configure` reads and checks the
-    provider's own settings first (a missing one raises `SearchError` before any client is
-    made), then the HTTP client gets the config's timeout."""
+class ConfiguredProvider(HttpSearchProvider, Generic[C]):
+    """A provider built from its config section (web search's, or the images section for the
+    image services): `_configure` reads and checks the provider's own settings first (a missing
+    one raises `SearchError` before any client is made), then the HTTP client gets the timeout
+    `_timeout` picks from the section."""
 
     def __init__(
         self,
-        cfg: SearchConfig,
+        cfg: C,
         *,
         client: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
         self._configure(cfg)
-        super().__init__(timeout_s=cfg.timeout_s, client=client, retry=retry)
+        super().__init__(timeout_s=self._timeout(cfg), client=client, retry=retry)
 
-    def _configure(self, cfg: SearchConfig) -> None:
+    def _configure(self, cfg: C) -> None:
         """Read this provider's own settings from `cfg`; raise `SearchError` if one is missing."""
+
+    def _timeout(self, cfg: C) -> float:
+        raise NotImplementedError
+
+
+class ConfiguredSearchProvider(ConfiguredProvider[SearchConfig]):
+    """A web-search provider: every one waits the search config's timeout."""
+
+    def _timeout(self, cfg: SearchConfig) -> float:
+        return cfg.timeout_s
 
 
 class KeyedSearchProvider(ConfiguredSearchProvider):

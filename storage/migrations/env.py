@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from alembic import context
+from sqlalchemy import text
 
 from pipeline.index_tables import declared_here
 from pipeline.index_tables import metadata as index_metadata
@@ -12,6 +13,11 @@ from storage.db import DEFAULT_BUSY_TIMEOUT_S, make_engine
 from storage.models import Base, UTCDateTime
 
 config = context.config
+# Every process of a deployment migrates at start; on a fresh PostgreSQL database several did it
+# at once (`docker compose up`: the scheduler, the workers and the web app) and all but one
+# failed creating `alembic_version`. A transaction-level advisory lock queues them: the first
+# migrates, the others then find the database at head. Key: "fnmigrat" in ASCII.
+_MIGRATION_LOCK = 0x666E6D6967726174
 # The pipeline's index stores are tables of the same database (`pipeline.index_tables`).
 target_metadata = [Base.metadata, index_metadata]
 
@@ -57,6 +63,10 @@ def run_migrations_online() -> None:
             include_object=include_object,
         )
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
+                )
             context.run_migrations()
     engine.dispose()
 

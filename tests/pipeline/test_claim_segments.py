@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline.claim_segments import segments
+from pipeline import claim_segments
+from pipeline.claim_segments import segments, windows
 from pipeline.claims import ClaimIndex, ClaimRecord, MatchStrength
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance import get_embedder
@@ -23,6 +24,15 @@ TWO_PART = (
     "The city will close every public library in March. The budget saved goes to road repairs."
 )
 TWO_PART_URL = "https://factcheck.invalid/library-closures"
+# A rumour told in several sentences, as shared posts tell them (written for this test).
+VISIT = (
+    "Today the health minister visited the hospital in Leeds without informing the city "
+    "council. He was received by the hospital director and his own party officials, and he "
+    "held a meeting with them in the staff canteen. He did not meet any council member or any "
+    "doctor, and he left the city before noon. This is called contempt for the city. He must "
+    "apologise."
+)
+VISIT_URL = "https://factcheck.invalid/minister-visit"
 
 
 def _index(segment_matching: bool) -> Iterator[ClaimIndex]:
@@ -30,7 +40,7 @@ def _index(segment_matching: bool) -> Iterator[ClaimIndex]:
     with ClaimIndex(":memory:", get_embedder(RelevanceConfig()), cfg=cfg) as index:
         index.add(
             ClaimRecord(claim_text=text, review_url=url, rating_text="False", language="en")
-            for text, url in ((LEMON, LEMON_URL), (TWO_PART, TWO_PART_URL))
+            for text, url in ((LEMON, LEMON_URL), (TWO_PART, TWO_PART_URL), (VISIT, VISIT_URL))
         )
         yield index
 
@@ -84,17 +94,30 @@ def test_a_different_claim_on_the_topic_inside_a_long_post_is_not_strong(
     assert top(with_segments, f"{LEAD} {RELATED} {TAIL}")[1] is not MatchStrength.STRONG
 
 
-def test_repeating_one_sentence_of_a_claim_while_negating_the_other_is_not_strong(
-    with_segments: ClaimIndex,
+@pytest.mark.parametrize(
+    ("post", "url"),
+    [
+        # The second sentences are the same word for word, so that pair alone would score 1;
+        # the whole texts are compared too, and the first sentence denies the claim's.
+        (
+            "The city will not close any public library in March. "
+            "The budget saved goes to road repairs.",
+            TWO_PART_URL,
+        ),
+        # A one-sentence summary of three sentences of a rumour, one of them reversed ("met
+        # doctors" where the claim's third sentence says he did not).
+        (
+            "The health minister visited the Leeds hospital, met the director and his party "
+            "officials in the canteen, and met doctors and council members too.",
+            VISIT_URL,
+        ),
+    ],
+)
+def test_a_post_that_reverses_one_sentence_of_a_longer_claim_is_not_strong(
+    with_segments: ClaimIndex, post: str, url: str
 ) -> None:
-    # The second sentences are the same word for word, so that pair alone would score 1;
-    # the whole texts are compared too, and the first sentence denies the claim's.
-    post = (
-        "The city will not close any public library in March. "
-        "The budget saved goes to road repairs."
-    )
-    url, strength, demoted = top(with_segments, post)
-    assert (url, strength) == (TWO_PART_URL, MatchStrength.WEAK)
+    found_url, strength, demoted = top(with_segments, post)
+    assert (found_url, strength) == (url, MatchStrength.WEAK)
     assert any("negation" in reason for reason in demoted)
 
 
@@ -125,3 +148,34 @@ def test_a_post_repeating_the_claim_to_dispute_it_is_not_strong(
         url, strength, demoted = top(index, post)
         assert (url, strength) == (LEMON_URL, MatchStrength.WEAK)
         assert any("dispute" in reason for reason in demoted)
+
+
+def test_windows_are_runs_of_two_and_three_consecutive_sentences() -> None:
+    first, second, third = (
+        "The mayor closed the old bridge today.",
+        "Trucks must now drive around the lake.",
+        "The council did not vote on it.",
+    )
+    assert windows(f"{first} {second} {third}") == [
+        f"{first} {second}",
+        f"{second} {third}",
+    ]
+    # Two sentences: their window would be the whole text, already scored.
+    assert windows(f"{first} {second}") == []
+    assert windows(first) == []
+
+
+def test_a_post_summing_up_several_sentences_of_a_claim_is_scored_against_them_together(
+    with_segments: ClaimIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    post = (
+        "The health minister visited the Leeds hospital, met only the director and his party "
+        "officials in the canteen, and never met a doctor or council member."
+    )
+    found = with_segments.match(post, min_score=0.0, limit=1, lang="en")[0]
+    assert (found.record.review_url, found.strength) == (VISIT_URL, MatchStrength.STRONG)
+    # Against one sentence at a time the summary scores well under what it does against the
+    # three sentences it draws on.
+    monkeypatch.setattr(claim_segments, "WINDOW_SIZES", ())
+    alone = with_segments.match(post, min_score=0.0, limit=1, lang="en")[0]
+    assert found.score - alone.score > 0.05

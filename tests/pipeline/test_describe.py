@@ -67,3 +67,15 @@ def test_descriptions_filled_into_the_capped_post_leave_the_callers_post_alone()
     capped, _ = cap_post(original, LLMConfig())
     capped.images[0].description = "a chart"
     assert original.images[0].description is None
+
+
+def test_the_post_time_is_given_to_the_minute_in_utc_whatever_its_offset() -> None:
+    from datetime import timedelta, timezone
+
+    from pipeline.describe import prompt_time
+
+    assert prompt_time(WHEN) == "2026-11-29 08:00 UTC"
+    berlin = datetime(2026, 11, 29, 9, 0, 59, tzinfo=timezone(timedelta(hours=1)))
+    assert prompt_time(berlin) == "2026-11-29 08:00 UTC"
+    assert prompt_time(datetime(2026, 11, 29, 8, 0)) == "2026-11-29 08:00 UTC"  # naive: UTC
+    assert "time: 2026-11-29 08:00 UTC" in post_block(post("A claim."))

@@ -4,6 +4,7 @@ built once into its cache directory, and a torch fallback for models it does not
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -142,6 +143,19 @@ def test_export_key_changes_when_the_weights_change(tmp_path: Path) -> None:
     assert export_key(tmp_path, quantized=True) != before
     (tmp_path / "model.safetensors").write_bytes(b"ab")
     assert export_key(tmp_path, quantized=False) != before
+
+
+def test_export_key_survives_an_image_layer_dropping_sub_second_times(tmp_path: Path) -> None:
+    # `docker build` exports the model in one layer; the running container sees the weights
+    # through a tar layer that keeps whole seconds only (found by building the image).
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"a")
+    os.utime(weights, ns=(1_796_189_596_123_456_789, 1_796_189_596_123_456_789))
+    built = export_key(tmp_path, quantized=False)
+    os.utime(weights, ns=(1_796_189_596_000_000_000, 1_796_189_596_000_000_000))
+    assert export_key(tmp_path, quantized=False) == built
+    os.utime(weights, ns=(1_796_189_597_000_000_000, 1_796_189_597_000_000_000))
+    assert export_key(tmp_path, quantized=False) != built
 
 
 def test_the_int8_export_builds_its_fp32_source_first_without_deadlocking(

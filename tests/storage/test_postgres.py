@@ -6,17 +6,28 @@ deployment database, and that a PostgreSQL lock is recognised as "busy", not as 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from alembic import command
 from sqlalchemy import create_engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
-from storage.db import Database, DatabaseBusy, alembic_config, retry_when_locked
+from storage.db import (
+    Database,
+    DatabaseBusy,
+    alembic_config,
+    head_revision,
+    retry_when_locked,
+)
 from storage.models import Base, Request, RequestState
 
 pytestmark = pytest.mark.postgres
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_migrations_create_every_model_table_on_postgresql(postgres_url: str) -> None:
@@ -41,6 +52,28 @@ def test_migrations_go_down_to_base_and_up_again_on_postgresql(postgres_url: str
         assert set(Base.metadata.tables) <= set(inspect(engine).get_table_names())
     finally:
         engine.dispose()
+
+
+def test_processes_starting_together_on_a_fresh_database_all_migrate_it(postgres_url: str) -> None:
+    # `docker compose up` starts the scheduler, the workers and the web app at once, and each
+    # migrates at start: without the migration lock all but one failed on `alembic_version`.
+    # Processes, not threads: Alembic's `context` is one per process.
+    code = "import sys; from storage.db import upgrade; upgrade(sys.argv[1])"
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, postgres_url], cwd=REPO, stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    failures = [p.stderr.read().decode()[-600:] for p in starts if p.wait(timeout=120) != 0]  # type: ignore[union-attr]
+    assert failures == []
+    engine = create_engine(postgres_url)
+    try:
+        with engine.connect() as conn:
+            versions = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+    finally:
+        engine.dispose()
+    assert versions == [(head_revision(),)]
 
 
 def test_a_request_round_trips_with_json_and_aware_times(pg_db: Database) -> None:

@@ -1,0 +1,38 @@
+"""`insert_decision`, the worker's Core write of a decision (issue 12), stores what
+`add_decision` stores: read back, it is the same decision, on both databases."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from storage.db import Database
+from storage.models import DecisionRow, EvidenceRow
+from storage.repositories import (
+    SqlDocumentStore,
+    create_cli_request,
+    insert_decision,
+    latest_decision,
+)
+from tests.storage.test_mapping import _decision, _not_defaults, _post
+
+
+def test_a_decision_inserted_without_orm_rows_reads_back_as_the_same_decision(
+    main_db: Database,
+) -> None:
+    decision = _decision()
+    _not_defaults(decision)
+    with main_db.transaction() as session:
+        request_id = create_cli_request(session, _post()).id
+        decision_id = insert_decision(session, request_id, decision)
+    with main_db.session() as session:
+        assert session.scalars(select(DecisionRow.id)).one() == decision_id
+        again = latest_decision(session, request_id)
+        positions = list(session.scalars(select(EvidenceRow.position).order_by(EvidenceRow.id)))
+        assert session.scalar(select(func.count()).select_from(DecisionRow)) == 1
+    # The page snapshots are stored apart from the decision, and found by URL.
+    assert again == decision.model_copy(update={"documents": []})
+    assert positions == [0, 1]
+    assert (
+        SqlDocumentStore(main_db).get(decision.documents[0].canonical_url)
+        == (decision.documents[0])
+    )
