@@ -106,9 +106,12 @@ def test_head_start_and_sequential_order_reach_the_same_decision(
     concurrent, sequential = decisions
     assert concurrent.status is sequential.status is DecisionStatus.REPLY
     assert [e.url for e in concurrent.evidence] == [e.url for e in sequential.evidence]
-    assert [d.url for d in concurrent.trace.rounds[0].documents] == [
-        d.url for d in sequential.trace.rounds[0].documents
-    ]
+    fast, slow = concurrent.trace.rounds[0].documents, sequential.trace.rounds[0].documents
+    assert [d.url for d in fast if d.used] == [d.url for d in slow if d.used]
+    # Which unused lower-tier page the concurrent run had reached when its stop rule fired
+    # depends on timing (one was missing under a loaded CI run); it reads nothing the
+    # sequential order did not.
+    assert {d.url for d in fast} <= {d.url for d in slow}
 
 
 def test_not_checkable_post_sends_nothing_the_head_start_found_to_the_extractor(

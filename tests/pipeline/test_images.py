@@ -116,7 +116,7 @@ def test_with_a_vision_model_it_sees_our_small_jpeg_at_low_detail_and_the_text_f
         assert seen.format == "JPEG" and max(seen.size) == 1024
     analysis = fake_llm.requests_for("analyze")[0].body["messages"][-1]["content"]
     assert "LEMON WATER KILLS FLU" in analysis and "A screenshot of a wellness post" in analysis
-    assert "exactly 5 search queries" in analysis
+    assert "exactly 5 queries" in analysis
     [report] = decision.trace.images
     assert report.described_by is DescriptionSource.VISION
     assert report.ocr  # OCR ran as well and is in the trace
