@@ -14,9 +14,11 @@ mistakes), with exit status 2; `--debug` lets the exception through with its tra
 from __future__ import annotations
 
 import atexit
+import faulthandler
 import gc
 import importlib
 import os
+import signal
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -301,6 +303,9 @@ def freeze_at_exit() -> None:
 
 def main() -> None:
     freeze_at_exit()
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: how a bot that will not stop
+    # (or a worker that seems stuck) shows where it waits, without stopping it.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # Models are loaded from local packages only; never let a library reach for a hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

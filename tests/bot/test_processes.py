@@ -141,10 +141,17 @@ def wait_for(done: Callable[[], bool], timeout_s: float) -> None:
 
 
 def terminate(proc: Popen[str]) -> str:
-    """SIGTERM, then what the process wrote to stderr; killed if it has not ended in 60 s."""
+    """SIGTERM, then what the process wrote to stderr. One that has not ended in 90 s fails
+    the test with every thread's stack (the CLI dumps them on SIGUSR1) and is killed."""
     proc.send_signal(signal.SIGTERM)
     try:
-        return proc.communicate(timeout=60)[1]
+        return proc.communicate(timeout=90)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(3)
+        proc.kill()
+        stderr = proc.communicate()[1]
+        pytest.fail(f"not stopped 90 s after SIGTERM; its stderr and threads:\n{stderr[-12000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
