@@ -14,6 +14,7 @@ mistakes), with exit status 2; `--debug` lets the exception through with its tra
 from __future__ import annotations
 
 import atexit
+import contextlib
 import faulthandler
 import gc
 import importlib
@@ -305,7 +306,9 @@ def main() -> None:
     freeze_at_exit()
     # `kill -USR1 <pid>` prints every thread's stack to stderr: how a bot that will not stop
     # (or a worker that seems stuck) shows where it waits, without stopping it.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # The process's own stderr (fd 2), not `sys.stderr`, which a caller may have replaced.
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)
     # Models are loaded from local packages only; never let a library reach for a hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
