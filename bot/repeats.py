@@ -12,7 +12,6 @@ from __future__ import annotations
 from functools import cache
 
 from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session
 
 from bot.convert import reply_platform
 from pipeline import guard
@@ -51,29 +50,6 @@ def repeated_by_query() -> Select[int]:
     )
 
 
-def repeated_by_statement(platform: str, text: str, request_id: int) -> Select[int]:
-    """`repeated_by_query` with its values bound."""
-    return repeated_by_query().params(platform=platform, reply=text, request_id=request_id)
-
-
-def repeated_by(session: Session, platform: str, text: str, request_id: int) -> int | None:
-    """An earlier request on `platform` whose reply text is exactly `text`, if any."""
-    return session.scalars(repeated_by_statement(platform, text, request_id)).first()
-
-
-def unrepeated_in(
-    session: Session, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
-) -> Decision:
-    """`decision` with a reply no earlier request sent: unchanged when it is new, else with this
-    request's reference added (and the guard run again on it); an abstention when the
-    reference does not fit the platform's rules. Read in the caller's transaction (the
-    worker's, which records the decision): no session of its own per request."""
-    if decision.status is not DecisionStatus.REPLY or not decision.reply:
-        return decision
-    earlier = repeated_by(session, platform, decision.reply, request_id)
-    return unrepeated_given(earlier, request_id, platform, decision, cfg)
-
-
 def repeat_params(request_id: int, platform: str, decision: Decision) -> dict[str, object]:
     """The values `repeated_by_query` binds for `decision` (a reply of None matches no row:
     a decision without a reply repeats nothing), for a caller that reads it along with a
@@ -86,7 +62,11 @@ def repeat_params(request_id: int, platform: str, decision: Decision) -> dict[st
 def unrepeated_given(
     earlier: int | None, request_id: int, platform: str, decision: Decision, cfg: GuardConfig
 ) -> Decision:
-    """`unrepeated_in`, given the earlier request that sent the same reply (None: none did)."""
+    """`decision` with a reply no earlier request sent: unchanged when it is new (`earlier`
+    None: `repeated_by_query` found no request that sent the same reply), else with this
+    request's reference added (and the guard run again on it); an abstention when the
+    reference does not fit the platform's rules. The worker reads `earlier` in its record's
+    own transaction, with the request it records: no query of its own per request."""
     if earlier is None or decision.status is not DecisionStatus.REPLY or not decision.reply:
         return decision
     text = referenced(decision.reply, request_id)

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from bot import lifecycle
 from bot.config import load_settings
 from bot.queue import claim_request
-from bot.repeats import repeated_by_statement, unrepeated_in
+from bot.repeats import repeat_params, repeated_by_query, unrepeated_given
 from bot.worker import Worker
 from pipeline.check import Checker
 from pipeline.config import GuardConfig
@@ -25,7 +25,9 @@ def unrepeated(
 ) -> Decision:
     """The repeat check in a session of its own (the worker runs it in its record's)."""
     with db.session() as session:
-        return unrepeated_in(session, request_id, platform, decision, cfg)
+        params = repeat_params(request_id, platform, decision)
+        earlier = session.scalars(repeated_by_query(), params).first()
+        return unrepeated_given(earlier, request_id, platform, decision, cfg)
 
 
 TEXT = "Lemon water does not kill flu viruses, says the ministry: https://ministry.example/flu"
@@ -88,7 +90,7 @@ def test_the_repeat_check_looks_the_text_up_by_index_not_by_scanning_requests(
     # It runs before every post: on a table that only grows, a scan would slow every post.
     mine = _request(db, "2", RequestState.PROCESSING, None)
     with db.session() as session:
-        statement = repeated_by_statement("x", TEXT, mine)
+        statement = repeated_by_query().params(platform="x", reply=TEXT, request_id=mine)
         compiled = statement.compile(db.engine, compile_kwargs={"literal_binds": True})
         plan = " ".join(
             str(row[-1]) for row in session.execute(text(f"EXPLAIN QUERY PLAN {compiled}"))
