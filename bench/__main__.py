@@ -29,6 +29,7 @@ from bench import (
     image_similarity,
     image_store,
     memory_retrieval,
+    passage_focus,
     pipeline_cost,
     pipeline_latency,
     pipeline_memory,
@@ -50,6 +51,7 @@ class Benchmark:
 BENCHMARKS: list[Benchmark] = [
     Benchmark("pipeline_latency", lambda log: pipeline_latency.run(log=log)),
     Benchmark("pipeline_cost", lambda log: pipeline_cost.run(log=log)),
+    Benchmark("passage_focus", lambda log: passage_focus.run(log=log)),
     Benchmark("pipeline_memory", lambda log: pipeline_memory.run(log=log)),
     Benchmark("cli_startup", lambda log: cli_startup.run(log=log)),
     Benchmark("authority_cv", lambda log: authority_cv.run(log=log)),

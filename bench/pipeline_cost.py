@@ -5,6 +5,10 @@ Ours: every fixture post goes through the real `Checker` (default settings, the 
 counted on the messages the fake server actually received (system + user; the JSON schema sent
 alongside is not counted, on either side), per step; completion tokens on the answers it gave.
 
+Ours reads each passage focused on the claims (`pipeline.passage_focus`); one more run with
+whole passages gives `whole_passages_*` and `decisions_changed_by_focus` (verdict, reply and
+quotes compared post by post).
+
 Reference (MUSE's call pattern, on the same run): the same rounds, with the same search results
 (every tier, in order: High, Medium, Low; within a tier, in rank order). Every page that passes
 the fetch filters MUSE also had (fetched, published before as-of, at least 100 words, dated
@@ -87,6 +91,9 @@ class CostConfig:
     # Runs of the whole post set: token counts do not change between runs (checked), the local
     # compute does, so its figures are the median over runs with the spread beside them.
     repeats: int = 3
+    # Also run once with whole passages (`RelevanceConfig.focus_sentences` off) and compare
+    # tokens and decisions: what the focus saves and whether it changed any decision.
+    compare_focus: bool = True
 
 
 @dataclass
@@ -110,6 +117,8 @@ class PostCost:
     reference_extraction_calls: int = 0
     reference_write_prompt: int = 0  # the write call MUSE made where ours did not
     reference_write_completion: int = 0
+    # verdict, reply and quotes: what `decisions_changed_by_focus` compares
+    outcome: tuple[str, str, tuple[str, ...]] = ("", "", ())
 
     @property
     def prompt_total(self) -> int:
@@ -215,13 +224,16 @@ def reference_write(
     return count(WRITE_SYSTEM) + count(user), count(answer)
 
 
-def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
+def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> list[PostCost]:
     chosen = [p for p in fixtures.POSTS if cfg.post_ids is None or p.id in cfg.post_ids]
     model = FixtureModel()
     costs: list[PostCost] = []
     with FakeLLM() as fake, FixtureWeb(delay_s=0.0) as web:
         model.install(fake)
         pipeline = pipeline_config(fake)
+        if not focus:
+            relevance = pipeline.relevance.model_copy(update={"focus_sentences": False})
+            pipeline = pipeline.model_copy(update={"relevance": relevance})
         kit = build_kit(pipeline, FixtureSearch(delay_s=0.0), web)
         count = kit.embedder.count_tokens
         try:
@@ -233,7 +245,16 @@ def measure(cfg: CostConfig, log: Log | None = None) -> list[PostCost]:
                 cpu = time.process_time() - cpu_start
                 if decision.error:
                     raise RuntimeError(f"{post.id} failed: {decision.error}")
-                cost = PostCost(post_id=post.id, wall_s=wall, cpu_s=cpu)
+                cost = PostCost(
+                    post_id=post.id,
+                    wall_s=wall,
+                    cpu_s=cpu,
+                    outcome=(
+                        str(decision.verdict),
+                        decision.reply or "",
+                        tuple(sorted(e.quote for e in decision.evidence)),
+                    ),
+                )
                 for request in fake.requests[seen_requests:]:
                     step = STEP_OF.get(request.key, request.key)
                     cost.prompt[step] = cost.prompt.get(step, 0) + prompt_tokens(request, count)
@@ -355,6 +376,27 @@ def report(costs: list[PostCost]) -> dict[str, float]:
     return out
 
 
+def focus_effect(
+    focused: list[PostCost], whole: list[PostCost], log: Log | None
+) -> dict[str, float]:
+    """Prompt tokens with whole passages against focused ones, and the posts whose verdict,
+    reply or quotes differ between the two."""
+    changed = [a.post_id for a, b in zip(focused, whole, strict=True) if a.outcome != b.outcome]
+    whole_p50 = summary([float(c.prompt_total) for c in whole])[0]
+    ref_p50 = summary([float(c.reference_prompt_total) for c in whole])[0]
+    if log:
+        log(
+            f"whole passages: {whole_p50:.0f} prompt tokens at the median "
+            f"({ratio(ref_p50, whole_p50):.2f}x fewer than the reference); decisions changed by "
+            f"the focus: {len(changed)} of {len(focused)} {changed or ''}"
+        )
+    return {
+        "whole_passages_prompt_tokens_p50": whole_p50,
+        "whole_passages_prompt_ratio_p50": ratio(ref_p50, whole_p50),
+        "decisions_changed_by_focus": float(len(changed)),
+    }
+
+
 def local_compute(runs: list[list[PostCost]]) -> dict[str, float]:
     """Local compute per post over repeated runs: the median of the runs' means and p50s, and
     the spread (lowest and highest run mean)."""
@@ -378,6 +420,8 @@ def run(cfg: CostConfig | None = None, log: Log | None = None) -> dict[str, floa
             raise RuntimeError("token counts differ between runs of the same posts")
     out = report(runs[0])
     out.update(local_compute(runs))
+    if cfg.compare_focus:
+        out.update(focus_effect(runs[0], measure(cfg, focus=False), log))
     if log:
         log(
             f"local compute per post over {len(runs)} runs: mean "

@@ -94,6 +94,10 @@ class RelevanceConfig(BaseModel):
     page_threshold: float = 0.35
     passage_threshold: float = 0.34
     passages_per_page: int = 3
+    # The extractor reads of each passage only the sentences that share a word with the claims
+    # and the sentence after each (`pipeline.passage_focus`); quotes are still checked against
+    # the whole page. Measured in bench/pipeline_cost.py and bench/calibrate_relevance.py.
+    focus_sentences: bool = True
     # Passages of a page the model encodes: those with the best BM25 score against the post and
     # the search query (`pipeline.prefilter`); 0 encodes every passage. 6: with HealthVer
     # evidence inside 20-passage pages the extractor is shown 0.586 of it against 0.609 with

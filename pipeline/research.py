@@ -54,6 +54,7 @@ from pipeline.describe import post_block, query_texts
 from pipeline.head_start import HeadStart
 from pipeline.page_outcome import PageOutcome
 from pipeline.pages import PagePreparer
+from pipeline.passage_focus import focus_terms
 from pipeline.prompts import REQUERY_SYSTEM, quote_untrusted, requery_user
 from pipeline.records import (
     SEARCH_TIERS,
@@ -156,6 +157,14 @@ class Research:
             query_texts(ctx.post, []), analysis.claims, analysis.questions, self.cfg.relevance
         )
         self._queries: FloatMatrix | None = None
+        # What the extractor is shown of each passage (`pipeline.passage_focus`): the claims'
+        # and the research questions' words ("where did the report come from?" keeps a
+        # sentence on the report's origin that names no word of the claim).
+        self._focus = (
+            focus_terms([*analysis.claims, *analysis.questions])
+            if self.cfg.relevance.focus_sentences
+            else frozenset()
+        )
         self._head = head_start
         # A fact-check already in hand is not fetched and extracted again from the web.
         self._prior_urls = {canonical_url(item.url) for item in self._prior}
@@ -289,6 +298,7 @@ class Research:
             writing_rules=self._writing_rules,
             known=known,
             max_passage_chars=self.cfg.llm.max_post_chars,
+            focus=self._focus,
         )
         return Extracted(
             pages=[

@@ -126,6 +126,9 @@ def test_cost_benchmark_compares_our_prompts_with_whole_page_extraction() -> Non
     assert (
         result["reference_tokens_per_extraction_call"] > result["ours_tokens_per_extraction_call"]
     )
+    # Focused passages send fewer tokens than whole ones, and p11's decision is the same.
+    assert result["whole_passages_prompt_tokens_p50"] > result["ours_prompt_tokens_p50"]
+    assert result["decisions_changed_by_focus"] == 0
 
 
 def test_memory_benchmark_measures_a_real_factnote_check_process() -> None:

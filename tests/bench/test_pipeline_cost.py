@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.pipeline_cost import PostCost, batching_headroom, report
+from bench.pipeline_cost import PostCost, batching_headroom, focus_effect, report
 from testing.fakes.openai_server import RecordedRequest
 
 
@@ -58,3 +58,16 @@ def test_the_ratio_without_instructions_leaves_every_system_message_out_on_both_
     assert result["ours_instruction_tokens_p50"] == pytest.approx(450)
     # One extraction call a post already: batching could save nothing.
     assert result["prompt_ratio_p50_if_one_extraction_call"] == result["prompt_ratio_p50"]
+
+
+def test_the_focus_comparison_counts_posts_whose_verdict_reply_or_quotes_differ() -> None:
+    def cost(post_id: str, tokens: int, quotes: tuple[str, ...]) -> PostCost:
+        return PostCost(
+            post_id=post_id, prompt={"evidence": tokens}, outcome=("refuted", "r", quotes)
+        )
+
+    focused = [cost("a", 100, ("q1",)), cost("b", 200, ("q2",)), cost("c", 300, ("q3",))]
+    whole = [cost("a", 150, ("q1",)), cost("b", 260, ("q2", "q4")), cost("c", 330, ("q3",))]
+    effect = focus_effect(focused, whole, None)
+    assert effect["decisions_changed_by_focus"] == 1  # b quoted one more sentence whole
+    assert effect["whole_passages_prompt_tokens_p50"] == 260

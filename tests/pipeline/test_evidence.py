@@ -3,6 +3,7 @@ from typing import Literal
 
 from pipeline.evidence import PageInput, QuoteAnswer, extract_evidence, locate_quote, verify_batch
 from pipeline.llm import CallLedger, LLMClient
+from pipeline.passage_focus import focus_terms
 from pipeline.records import Document, Passage, Stance, Tier
 from testing.fakes.openai_server import FakeLLM, Reply
 
@@ -177,3 +178,33 @@ def test_a_passage_of_one_endless_word_is_cut_in_the_extraction_prompt(fake_llm:
     prompt = asked.messages[-1]["content"]
     assert len(prompt) < 2000
     assert PAGE in prompt and "x" * 500 + " […]" in prompt
+
+
+def test_the_extractor_reads_only_focused_sentences_but_quotes_are_checked_on_the_whole_page(
+    fake_llm: FakeLLM,
+):
+    url = "https://health.example/review"
+    passages = [Passage(url=url, index=0, text=PAGE.replace("\n\n", " "), score=0.9)]
+    focused_page = dataclasses.replace(page(PAGE, url), passages=passages)
+    # The review's update date shares no word with the claim and follows none that does.
+    dropped = "The review was updated in March 2025 after two further trials"
+    fake_llm.script(
+        "evidence",
+        Reply.json(
+            {"items": [{"page": 1, "quote": dropped, "stance": "context", "confidence": 0.6}]}
+        ),
+    )
+    result = extract_evidence(
+        [focused_page],
+        "<post>\nThe vaccine alters your DNA.\n</post>",
+        ["The vaccine alters human DNA."],
+        LLMClient(fake_llm.config()),
+        CallLedger(),
+        focus=focus_terms(["The vaccine alters human DNA."]),
+    )
+    [asked] = fake_llm.requests_for("evidence")
+    prompt = asked.messages[-1]["content"]
+    assert "mRNA never enters the cell nucleus" in prompt
+    assert "42 studies" not in prompt and dropped not in prompt and "[…]" in prompt
+    [extraction] = result.pages
+    assert [e.quote for e in extraction.evidence] == [dropped]

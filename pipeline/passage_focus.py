@@ -1,0 +1,72 @@
+"""What of a chosen passage the extractor reads: the sentences that can bear on the claims.
+
+A passage is about 120 words chosen by the relevance model as a whole; news pages interleave
+the sentences that speak to a claim with quotes from bystanders, schedules, donation appeals
+and audio notices, all sent to the LLM at a price per token. `focus_passage` keeps a
+sentence when it shares a content word (`pipeline.lexical.terms`: stemmed, stopwords out)
+with the claims, and the sentence right after a kept one, because a page often states a claim
+in one sentence and rules on it in the next ("Social media posts say X. This is false.").
+Each run of dropped sentences becomes one "[…]", so the model knows the text is an excerpt.
+Quotes are still checked against the whole page (`pipeline.evidence.locate_quote`): nothing
+the extractor may quote is lost by what it is not shown, only what it could have read.
+
+What it saves and costs is measured in `bench/pipeline_cost.py` (prompt tokens, decisions
+compared) and `bench/calibrate_relevance.py` (HealthVer evidence that keeps a sentence).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from pipeline.lexical import terms
+
+ELIDED = "[…]"
+# A sentence ends at . ! ? or … (closing quotes and brackets may follow) before a space; a
+# line break ends one too (a heading, a list item).
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*[ \t]+|\n+")
+
+
+def focus_terms(claims: Iterable[str]) -> frozenset[str]:
+    """The content-word stems a kept sentence must share with the claims."""
+    return frozenset(t for claim in claims for t in terms(claim))
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences and lines, in order, without empty pieces (a closing quote
+    stays with its sentence)."""
+    pieces, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        pieces.append(text[start : match.end()].strip())
+        start = match.end()
+    pieces.append(text[start:].strip())
+    return [piece for piece in pieces if piece]
+
+
+def kept_sentences(
+    parts: Sequence[str], focus: frozenset[str], *, after: bool = True
+) -> list[bool]:
+    """Which of a passage's sentences the extractor is shown: those sharing a word with
+    `focus` and (with `after`) each one right after such a sentence; every one when `focus`
+    is empty, the passage is one sentence, or no sentence shares a word (the relevance model
+    chose it for a reason words alone do not show: a paraphrase, another language)."""
+    hits = [not focus.isdisjoint(terms(part)) for part in parts]
+    if not focus or len(parts) < 2 or not any(hits):
+        return [True] * len(parts)
+    return [hit or (after and i > 0 and hits[i - 1]) for i, hit in enumerate(hits)]
+
+
+def focus_passage(text: str, focus: frozenset[str]) -> str:
+    """`text` with the sentences `kept_sentences` does not show replaced by one `ELIDED`
+    mark a run; `text` itself when every sentence is shown."""
+    parts = sentences(text)
+    keep = kept_sentences(parts, focus)
+    if all(keep):
+        return text
+    out: list[str] = []
+    for part, kept in zip(parts, keep, strict=True):
+        if kept:
+            out.append(part)
+        elif not out or out[-1] != ELIDED:
+            out.append(ELIDED)
+    return " ".join(out)
