@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from evaluation.taskfive import read_rumors
-from pipeline.passage_focus import focus_terms, kept_sentences, sentences
+from pipeline.passage_focus import Focus, kept_sentences, sentences
 
 Log = Callable[[str], None]
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -33,7 +33,7 @@ HEALTHVER = SHARED / "healthver" / "healthver_dev.csv"
 
 def kept_share(text: str, claim: str, *, after: bool) -> float:
     """The share of `text`'s sentences a focus on `claim` shows."""
-    keep = kept_sentences(sentences(text), focus_terms([claim]), after=after)
+    keep = kept_sentences(sentences(text), Focus.of([claim]).words, after=after)
     return sum(keep) / len(keep) if keep else 1.0
 
 

@@ -96,7 +96,7 @@ class RelevanceConfig(BaseModel):
     passages_per_page: int = 3
     # The extractor reads of each passage only the sentences that share a word with the claims
     # and the sentence after each (`pipeline.passage_focus`); quotes are still checked against
-    # the whole page. Measured in bench/pipeline_cost.py and bench/calibrate_relevance.py.
+    # the whole page. Measured in bench/pipeline_cost.py and bench/passage_focus.py.
     focus_sentences: bool = True
     # Passages of a page the model encodes: those with the best BM25 score against the post and
     # the search query (`pipeline.prefilter`); 0 encodes every passage. 6: with HealthVer

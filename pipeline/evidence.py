@@ -28,7 +28,7 @@ from rapidfuzz import fuzz
 
 from pipeline.config import LLMConfig
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.passage_focus import focus_passage
+from pipeline.passage_focus import Focus, focus_passage
 from pipeline.prompts import (
     EVIDENCE_DRAFT_SYSTEM,
     EVIDENCE_SYSTEM,
@@ -143,14 +143,14 @@ def extract_evidence(
     writing_rules: str | None = None,
     known: Sequence[Evidence] = (),
     max_passage_chars: int = LLMConfig().max_post_chars,
-    focus: frozenset[str] = frozenset(),
+    focus: Focus = Focus(),
 ) -> BatchExtraction:
     """One extraction call for `pages`; one `Extraction` per page, in the same order. With
     `writing_rules` (the platform's budget and the language), the call may also draft the reply,
     from its own quotes and the evidence `known` so far (shown to it for that purpose only).
     Each passage is cut to `max_passage_chars`: a passage is about 120 words, but a page's
     "word" can be any length. With `focus` words, a passage's sentences that share none of
-    them are left out (`pipeline.passage_focus`).
+    them are left out (`pipeline.passage_focus.focus_passage`).
     """
     if not pages:
         return BatchExtraction(pages=[])

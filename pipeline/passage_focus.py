@@ -7,17 +7,21 @@ sentence when it shares a content word (`pipeline.lexical.terms`: stemmed, stopw
 with the claims, and the sentence right after a kept one, because a page often states a claim
 in one sentence and rules on it in the next ("Social media posts say X. This is false.").
 Each run of dropped sentences becomes one "[…]", so the model knows the text is an excerpt.
+A passage in another language than the claims is shown whole: only names would match there.
 Quotes are still checked against the whole page (`pipeline.evidence.locate_quote`): nothing
 the extractor may quote is lost by what it is not shown, only what it could have read.
 
 What it saves and costs is measured in `bench/pipeline_cost.py` (prompt tokens, decisions
-compared) and `bench/calibrate_relevance.py` (HealthVer evidence that keeps a sentence).
+compared) and `bench/passage_focus.py` (how much of real evidence it keeps).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import py3langid
 
 from pipeline.lexical import terms
 
@@ -27,9 +31,30 @@ ELIDED = "[…]"
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*[ \t]+|\n+")
 
 
-def focus_terms(claims: Iterable[str]) -> frozenset[str]:
-    """The content-word stems a kept sentence must share with the claims."""
-    return frozenset(t for claim in claims for t in terms(claim))
+@dataclass(frozen=True)
+class Focus:
+    """What a passage is focused on: the content-word stems a kept sentence must share with
+    the claims, and the claims' language (None: too short to tell)."""
+
+    words: frozenset[str] = frozenset()
+    language: str | None = None
+
+    @classmethod
+    def of(cls, claims: Iterable[str]) -> Focus:
+        texts = [claim for claim in claims if claim.strip()]
+        return cls(frozenset(t for text in texts for t in terms(text)), language(" ".join(texts)))
+
+    def reads(self, text: str) -> bool:
+        """Whether `text` is in the claims' language (or either is too short to tell)."""
+        other = language(text)
+        return self.language is None or other is None or other == self.language
+
+
+def language(text: str) -> str | None:
+    """ISO 639-1 code of `text`'s language; None under three words."""
+    if len(text.split()) < 3:
+        return None
+    return str(py3langid.classify(text)[0])
 
 
 def sentences(text: str) -> list[str]:
@@ -56,11 +81,16 @@ def kept_sentences(
     return [hit or (after and i > 0 and hits[i - 1]) for i, hit in enumerate(hits)]
 
 
-def focus_passage(text: str, focus: frozenset[str]) -> str:
+def focus_passage(text: str, focus: Focus) -> str:
     """`text` with the sentences `kept_sentences` does not show replaced by one `ELIDED`
-    mark a run; `text` itself when every sentence is shown."""
+    mark a run; `text` itself when every sentence is shown or it is in another language than
+    the claims."""
+    if not focus.words:
+        return text
     parts = sentences(text)
-    keep = kept_sentences(parts, focus)
+    keep = kept_sentences(parts, focus.words)
+    if not all(keep) and not focus.reads(text):
+        return text
     if all(keep):
         return text
     out: list[str] = []

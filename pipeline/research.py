@@ -54,7 +54,7 @@ from pipeline.describe import post_block, query_texts
 from pipeline.head_start import HeadStart
 from pipeline.page_outcome import PageOutcome
 from pipeline.pages import PagePreparer
-from pipeline.passage_focus import focus_terms
+from pipeline.passage_focus import Focus
 from pipeline.prompts import REQUERY_SYSTEM, quote_untrusted, requery_user
 from pipeline.records import (
     SEARCH_TIERS,
@@ -161,9 +161,9 @@ class Research:
         # and the research questions' words ("where did the report come from?" keeps a
         # sentence on the report's origin that names no word of the claim).
         self._focus = (
-            focus_terms([*analysis.claims, *analysis.questions])
+            Focus.of([*analysis.claims, *analysis.questions])
             if self.cfg.relevance.focus_sentences
-            else frozenset()
+            else Focus()
         )
         self._head = head_start
         # A fact-check already in hand is not fetched and extracted again from the web.

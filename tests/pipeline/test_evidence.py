@@ -3,7 +3,7 @@ from typing import Literal
 
 from pipeline.evidence import PageInput, QuoteAnswer, extract_evidence, locate_quote, verify_batch
 from pipeline.llm import CallLedger, LLMClient
-from pipeline.passage_focus import focus_terms
+from pipeline.passage_focus import Focus
 from pipeline.records import Document, Passage, Stance, Tier
 from testing.fakes.openai_server import FakeLLM, Reply
 
@@ -200,7 +200,7 @@ def test_the_extractor_reads_only_focused_sentences_but_quotes_are_checked_on_th
         ["The vaccine alters human DNA."],
         LLMClient(fake_llm.config()),
         CallLedger(),
-        focus=focus_terms(["The vaccine alters human DNA."]),
+        focus=Focus.of(["The vaccine alters human DNA."]),
     )
     [asked] = fake_llm.requests_for("evidence")
     prompt = asked.messages[-1]["content"]

@@ -1,4 +1,4 @@
-from pipeline.passage_focus import ELIDED, focus_passage, focus_terms, sentences
+from pipeline.passage_focus import ELIDED, Focus, focus_passage, sentences
 
 CLAIM = "Hot lemon water kills the flu virus in the throat."
 PASSAGE = (
@@ -13,7 +13,7 @@ PASSAGE = (
 
 
 def test_sentences_sharing_no_word_with_the_claims_become_one_mark_a_run():
-    shown = focus_passage(PASSAGE, focus_terms([CLAIM]))
+    shown = focus_passage(PASSAGE, Focus.of([CLAIM]))
     assert "charities" not in shown and "Residents" not in shown and "Support" not in shown
     assert "lemon water kills influenza" in shown and "through the throat" in shown
     # Two dropped sentences in a row leave one mark; the dropped last line leaves its own.
@@ -21,7 +21,7 @@ def test_sentences_sharing_no_word_with_the_claims_become_one_mark_a_run():
 
 
 def test_the_sentence_after_a_kept_one_is_kept_because_it_often_rules_on_it():
-    shown = focus_passage(PASSAGE, focus_terms([CLAIM]))
+    shown = focus_passage(PASSAGE, Focus.of([CLAIM]))
     assert "This is why doctors do not recommend it." in shown
 
 
@@ -30,21 +30,21 @@ def test_a_research_questions_words_keep_a_sentence_the_claim_does_not_name():
         "Whitlow is alive, her label said. Fans cheered. The fake report began on a copycat site."
     )
     claims = ["Singer Dana Whitlow died in a car crash."]
-    assert "copycat" not in focus_passage(text, focus_terms(claims))
-    with_question = focus_terms([*claims, "Where did the report of her death come from?"])
+    assert "copycat" not in focus_passage(text, Focus.of(claims))
+    with_question = Focus.of([*claims, "Where did the report of her death come from?"])
     assert "copycat" in focus_passage(text, with_question)
 
 
 def test_a_passage_with_no_word_of_the_claims_is_shown_whole():
     # The relevance model chose it (a paraphrase, another language): words cannot judge it.
     text = "Zitronenwasser tötet keine Grippeviren. Das sagen Ärzte seit Jahren."
-    assert focus_passage(text, focus_terms([CLAIM])) == text
+    assert focus_passage(text, Focus.of([CLAIM])) == text
 
 
 def test_without_focus_words_or_with_nothing_to_drop_the_passage_is_unchanged():
-    assert focus_passage(PASSAGE, frozenset()) == PASSAGE
+    assert focus_passage(PASSAGE, Focus()) == PASSAGE
     short = "Lemon water does not kill the flu. It soothes the throat."
-    assert focus_passage(short, focus_terms([CLAIM])) == short
+    assert focus_passage(short, Focus.of([CLAIM])) == short
 
 
 def test_sentences_split_at_end_marks_and_line_breaks_keeping_every_word():
@@ -52,3 +52,14 @@ def test_sentences_split_at_end_marks_and_line_breaks_keeping_every_word():
     parts = sentences(text)
     assert parts == ['He said "it is false."', "Then left!", "A heading", "Last one…", "more"]
     assert " ".join(parts).split() == text.split()
+
+
+def test_a_passage_in_another_language_than_the_claims_is_shown_whole():
+    # Only the name would match: every German sentence saying what happened would be dropped.
+    text = (
+        "Dana Whitlow lebt. Ihr Management nannte die Meldung über ihren Tod einen Schwindel. "
+        "Am Samstag spielte sie wie geplant in Riverton."
+    )
+    claims = ["Singer Dana Whitlow died last night in a car crash."]
+    assert focus_passage(text, Focus.of(claims)) == text
+    assert not Focus.of(claims).reads(text)
