@@ -17,18 +17,14 @@ compared) and `bench/passage_focus.py` (how much of real evidence it keeps).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import py3langid
-
+from pipeline import relevance
 from pipeline.lexical import terms
+from pipeline.multilingual import text_language
 
 ELIDED = "[…]"
-# A sentence ends at . ! ? or … (closing quotes and brackets may follow) before a space; a
-# line break ends one too (a heading, a list item).
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*[ \t]+|\n+")
 
 
 @dataclass(frozen=True)
@@ -42,30 +38,19 @@ class Focus:
     @classmethod
     def of(cls, claims: Iterable[str]) -> Focus:
         texts = [claim for claim in claims if claim.strip()]
-        return cls(frozenset(t for text in texts for t in terms(text)), language(" ".join(texts)))
+        words = frozenset(t for text in texts for t in terms(text))
+        return cls(words, text_language(" ".join(texts)))
 
     def reads(self, text: str) -> bool:
         """Whether `text` is in the claims' language (or either is too short to tell)."""
-        other = language(text)
+        other = text_language(text)
         return self.language is None or other is None or other == self.language
 
 
-def language(text: str) -> str | None:
-    """ISO 639-1 code of `text`'s language; None under three words."""
-    if len(text.split()) < 3:
-        return None
-    return str(py3langid.classify(text)[0])
-
-
 def sentences(text: str) -> list[str]:
-    """`text` cut into sentences and lines, in order, without empty pieces (a closing quote
-    stays with its sentence)."""
-    pieces, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        pieces.append(text[start : match.end()].strip())
-        start = match.end()
-    pieces.append(text[start:].strip())
-    return [piece for piece in pieces if piece]
+    """`text` cut into sentences (as passages are packed, `pipeline.relevance.sentences`) and
+    at every line break (a heading, a list item), in order, without empty pieces."""
+    return [part for line in text.splitlines() for part in relevance.sentences(line)]
 
 
 def kept_sentences(

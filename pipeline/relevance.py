@@ -228,7 +228,9 @@ def _word_count(text: str) -> int:
     return len(text.split())
 
 
-def _sentences(paragraph: str) -> list[str]:
+def sentences(paragraph: str) -> list[str]:
+    """`paragraph` cut after each . ! ? or … (closing quotes and brackets stay with their
+    sentence), in order, without empty pieces."""
     parts: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(paragraph):
@@ -249,7 +251,7 @@ def _split_long_paragraph(paragraph: str, words: int) -> list[str]:
     chunks: list[str] = []
     current: list[str] = []
     count = 0
-    for sentence in _sentences(paragraph):
+    for sentence in sentences(paragraph):
         tokens = sentence.split()
         if len(tokens) > words:
             if current:
