@@ -74,9 +74,7 @@ def focus_passage(text: str, focus: Focus) -> str:
         return text
     parts = sentences(text)
     keep = kept_sentences(parts, focus.words)
-    if not all(keep) and not focus.reads(text):
-        return text
-    if all(keep):
+    if all(keep) or not focus.reads(text):
         return text
     out: list[str] = []
     for part, kept in zip(parts, keep, strict=True):
