@@ -18,7 +18,7 @@ if the guard accepts it; everything else without an LLM ends as `needs_llm`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -34,6 +34,7 @@ from pipeline.claims import (
 from pipeline.context import CheckContext
 from pipeline.describe import cap_post, detect_language
 from pipeline.failures import PipelineFailure
+from pipeline.first_draft import first_draft
 from pipeline.head_start import HeadStart, start_head_start
 from pipeline.images import ImageReader, merge_matches, unreadable_only
 from pipeline.known_claims import find_known_claims
@@ -55,7 +56,7 @@ from pipeline.records import (
 from pipeline.research import Research, ResearchOutcome
 from pipeline.scheduler import ResearchScheduler, tiered_search
 from pipeline.toolkit import Toolkit
-from pipeline.write import draft_reply, early_draft, writer_order
+from pipeline.write import draft_reply, writer_order
 
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
 
@@ -376,13 +377,45 @@ class _Run:
         feedback: str | None = None
         text: str | None = None
         report = None
-        early = early_draft(outcome.drafts, verdict, outcome.evidence)
         notes: list[str] = []
+        write_s: list[float] = []
+
+        def writer() -> Callable[[], str]:
+            guidance = self._writing_guidance()
+
+            def write() -> str:
+                # Maybe on a thread of its own (`pipeline.first_draft`): its time is added to
+                # the timings only if its draft is used, as a dropped one may still be running.
+                start = time.perf_counter()
+                text = draft_reply(
+                    self.ctx,
+                    self.kit.llm,
+                    verdict=verdict,
+                    evidence=outcome.evidence,
+                    guidance=guidance,
+                )
+                write_s.append(time.perf_counter() - start)
+                return text
+
+            return write
+
+        first = first_draft(
+            outcome.drafts,
+            outcome.late_drafts,
+            verdict,
+            outcome.evidence,
+            writer,
+            hedge=self.kit.cfg.research.hedge_writer,
+        )
+        self.trace.writer_hedge = first.hedge
+        if not first.early:
+            self.timings["write"] = round(self.timings.get("write", 0.0) + sum(write_s), 4)
         for _attempt in range(1 + self.kit.cfg.guard.max_rewrites):
-            if early is not None and text is None:
-                # Written by the extraction call from the very evidence the writer would get.
-                text = early.text
-                notes = ["reply drafted by the evidence extraction call (no writing call)"]
+            if text is None:
+                text = first.text
+                if first.early:
+                    # Written by the extraction call from the very evidence the writer gets.
+                    notes = ["reply drafted by the evidence extraction call (no writing call)"]
             else:
                 with self.timed("write"):
                     text = draft_reply(

@@ -319,9 +319,18 @@ class MemoryUse(BaseModel):
     score: float
 
 
+class WriterHedge(StrEnum):
+    """Whether the writer was started beside extraction calls still out (`pipeline.first_draft`)."""
+
+    NONE = "none"  # no late call stood before the draft used: nothing to hedge
+    USED = "used"  # the late drafts did not fit: the writer's, started early, is the reply
+    DISCARDED = "discarded"  # a late draft fitted: the writer's answer was dropped
+
+
 class Trace(BaseModel):
     analysis: ClaimAnalysis | None = None
     rounds: list[RoundTrace] = Field(default_factory=list)
+    writer_hedge: WriterHedge = WriterHedge.NONE
     llm_calls: list[LLMCall] = Field(default_factory=list)
     guard: list[GuardReport] = Field(default_factory=list)
     drafts: list[str] = Field(default_factory=list)

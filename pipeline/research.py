@@ -51,6 +51,7 @@ from pipeline import evidence as evidence_stage
 from pipeline.authority_evidence import authority_evidence
 from pipeline.context import CheckContext
 from pipeline.describe import post_block, query_texts
+from pipeline.first_draft import LateDraft
 from pipeline.head_start import HeadStart
 from pipeline.page_outcome import PageOutcome
 from pipeline.pages import PagePreparer
@@ -95,7 +96,10 @@ class ResearchOutcome:
     documents: list[Document]  # snapshots of the pages evidence came from
     candidates: list[Passage]  # relevant passages (kept for the no-LLM path)
     search_failed: bool = False
-    drafts: list[EarlyDraft] = field(default_factory=list)  # the extractor's, in call order
+    # The extractor's drafts by call order, and the calls sent again for a stale draft's
+    # place that were still out when the research ended (`pipeline.first_draft`).
+    drafts: list[tuple[int, EarlyDraft]] = field(default_factory=list)
+    late_drafts: list[LateDraft] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,7 @@ class Research:
         rounds: list[RoundTrace] = []
         documents: dict[str, Document] = {}
         drafts: list[tuple[int, EarlyDraft]] = []
+        late: list[LateDraft] = []
         queries = list(self.analysis.queries)
         tried: list[str] = []
         research = self.cfg.research
@@ -203,6 +208,7 @@ class Research:
                     *(page.use() for page in state.outcomes),
                 ]
                 drafts.extend(state.drafts)
+                late.extend(LateDraft(order, call) for order, call in state.redrafts)
                 trace.speculative_calls = state.speculative_calls
                 trace.discarded_calls = state.discarded_calls
                 trace.discarded_drafts = state.stale_drafts
@@ -233,7 +239,8 @@ class Research:
             rounds=rounds,
             documents=list(documents.values()),
             candidates=candidates[:10],
-            drafts=[draft for _, draft in sorted(drafts, key=lambda d: d[0])],
+            drafts=sorted(drafts, key=lambda d: d[0]),
+            late_drafts=late,
         )
 
     # -- one round ----------------------------------------------------------------------------
@@ -264,6 +271,7 @@ class Research:
             known_urls=frozenset(self._prior_urls),
             # One worker: MUSE's order, one thing at a time, nothing ahead of it.
             speculate_tiers=0 if self.scheduler.sequential else None,
+            leave_redrafts=self.cfg.research.hedge_writer,
         )
         return runner.run(sources, prior, number)
 

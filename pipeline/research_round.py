@@ -146,10 +146,12 @@ class RoundState:
         self.pending = self.pending[count:]
         self.marks = [replace(mark, calls=mark.calls - count) for mark in self.marks]
 
-    def settle_all(self) -> None:
-        """Wait for every extraction in flight and take in what it found, then for the calls
-        sent again for their drafts."""
+    def settle_all(self, *, redrafts: bool = True) -> None:
+        """Wait for every extraction in flight and take in what it found, then (`redrafts`)
+        for the calls sent again for their drafts; without it those stay in `redrafts`."""
         self.settle(len(self.pending))
+        if not redrafts:
+            return
         for order, redo in self.redrafts:
             draft = redo.result().draft
             if draft is not None:
@@ -174,7 +176,10 @@ class RoundState:
 class RoundRunner:
     """Runs one round's sources. `score` rates a head-start page against the claims, `send`
     starts an extraction call (None: no LLM, the chosen pages are kept as candidates), and
-    `on_stop` is told when the stop rule is met (pages still loading are not wanted)."""
+    `on_stop` is told when the stop rule is met (pages still loading are not wanted). With
+    `leave_redrafts` the round ends without waiting for the calls sent again for a stale
+    draft's place: they are left in `RoundState.redrafts` for the caller
+    (`pipeline.first_draft`)."""
 
     def __init__(
         self,
@@ -185,8 +190,10 @@ class RoundRunner:
         on_stop: Callable[[], None],
         known_urls: frozenset[str] = frozenset(),
         speculate_tiers: int | None = None,
+        leave_redrafts: bool = False,
     ) -> None:
         self.cfg = cfg
+        self._leave_redrafts = leave_redrafts
         self._score = score
         self._send = send
         self._on_stop = on_stop
@@ -205,7 +212,7 @@ class RoundRunner:
             _record_unneeded(state, left.tier, left.pages)
         if state.failed_tiers == len(SEARCH_TIERS):
             raise SearchError(f"every search failed in round {number}: {state.errors}")
-        state.settle_all()
+        state.settle_all(redrafts=not self._leave_redrafts)
         return state
 
     def _take(self, source: Source, state: RoundState, *, speculative: bool) -> None:

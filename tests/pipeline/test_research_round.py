@@ -47,9 +47,13 @@ class FakeExtractor:
         *,
         draft: bool = False,
         unsent: frozenset[Tier] = frozenset(),
+        held_calls: frozenset[int] = frozenset(),
     ) -> None:
         self.stances = stances
         self.draft = draft
+        # Calls by send order (from 1) that also wait for `calls_gate`.
+        self.held_calls = held_calls
+        self.calls_gate = threading.Event()
         # Calls for these tiers wait in a queue that never reaches the model (one busy worker).
         self.unsent = unsent
         self.queued: list[Future[Extracted]] = []
@@ -84,6 +88,8 @@ class FakeExtractor:
 
     def _answer(self, tier: Tier, urls: list[str], known: list[Evidence], order: int) -> Extracted:
         assert self.gates[tier].wait(5)
+        if order in self.held_calls:
+            assert self.calls_gate.wait(5)
         self.answered.append(urls)
         items = [
             [Evidence(url=u, tier=tier, stance=self.stances[u], confidence=0.9, quote=u)]
@@ -125,6 +131,7 @@ def start(
     speculate_tiers: int = 2,
     *,
     redraft_stale: bool = True,
+    leave_redrafts: bool = False,
 ) -> tuple[Future[RoundState], list[str]]:
     """The round on a thread of its own, so the test can hold and release the calls."""
     stops: list[str] = []
@@ -133,6 +140,7 @@ def start(
         score=lambda page: page,
         send=extractor.send,
         on_stop=lambda: stops.append("stop"),
+        leave_redrafts=leave_redrafts,
     )
     pool = ThreadPoolExecutor(max_workers=1)
     future = pool.submit(runner.run, sources, [], 1)
@@ -307,6 +315,24 @@ def test_a_stale_draft_is_asked_again_as_soon_as_the_calls_above_it_are_in(
     assert not round_.done() and extractor.answered == [list(HIGH_REFUTES)]
     extractor.release(M)
     assert round_.result(5).redraft_calls == 1
+
+
+def test_a_round_can_end_without_waiting_for_the_call_sent_again_for_a_draft(
+    extractors: list[FakeExtractor],
+) -> None:
+    # The third call (Medium's, sent again in order) is held: the round's evidence is final
+    # without it, so the round ends and hands it over (`pipeline.first_draft` decides).
+    extractor = make(extractors, H1_REFUTES, draft=True, held_calls=frozenset({3}))
+    round_, _ = start(extractor, THREE_TIERS[:2], leave_redrafts=True)
+    extractor.wait_sent(2)
+    extractor.release()
+    state = round_.result(5)
+    assert len(extractor.sent) == 3 and not state.redrafts[0][1].done()
+    assert [d.page_urls for _, d in state.drafts] == [list(HIGH_REFUTES)]
+    extractor.calls_gate.set()
+    late = state.redrafts[0][1].result(5).draft
+    assert late is not None and late.page_urls == ["https://m1.example/c"]
+    assert [e.url for e in state.have] == ["https://h1.example/a"]
 
 
 def test_the_redrafted_round_drafts_what_muse_order_drafts(
