@@ -5,45 +5,29 @@ A speculative extraction call's draft rests on less evidence than MUSE's order w
 it, so that call is sent again in order for its draft (`pipeline.research_round`); the draft
 that becomes the reply is the first one that fits in call order (`pipeline.write.early_draft`),
 else the writer's. When the research ends with such a call still out and no draft in hand that
-fits, waiting for it and only then asking the writer puts two LLM calls end to end, which is
-what the slowest posts were made of (the p95 of `bench.pipeline_latency`). So the writer is
-started at once beside it, a hedged request: if the late draft fits, it is the reply and the
-writer's answer is dropped (one LLM call spent, recorded in the trace as `writer_hedge`); if not,
-the writer's is, and it did not wait. The reply is the same either way, the one MUSE's order
-gives.
-
-A late call that was cancelled before it was sent (its workers were shut down with the
-research) has no draft.
+fits, waiting for it and only then asking the writer puts two LLM calls end to end: that was
+the slowest posts' tail (the p95 of `bench.pipeline_latency`). So the writer is started at once
+beside it, a hedged request, when the late draft is unlikely to fit: its stale draft, written
+by the same call shown less, did not reach the round's verdict. If the late draft fits after
+all, it is the reply and the writer's answer is dropped (one LLM call spent); if not, the
+writer's is, and it did not wait. When the stale draft did reach the verdict, its late draft
+usually fits and the writer waits, as before. The reply is the same every way, the one MUSE's
+order gives; the trace records which way it went (`Trace.writer_hedge`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pipeline.records import EarlyDraft, Evidence, Verdict, WriterHedge
-from pipeline.research_round import Extracted
+from pipeline.research_round import LateDraft
 from pipeline.write import early_draft
 
 # Prepares the writing call on the caller's thread (its memory lookup records what it shows)
 # and returns it, to be run there or on a thread of its own.
 Writer = Callable[[], Callable[[], str]]
-
-
-@dataclass(frozen=True)
-class LateDraft:
-    """A call sent again for a stale draft's place, still out when the research ended."""
-
-    order: int  # the call order of the draft it stands in for
-    call: Future[Extracted]
-
-    def draft(self) -> EarlyDraft | None:
-        """Its draft, once its answer is in (an LLM failure is raised, as any call's)."""
-        try:
-            return self.call.result().draft
-        except CancelledError:
-            return None
 
 
 @dataclass(frozen=True)
@@ -63,15 +47,17 @@ def first_draft(
     hedge: bool = True,
 ) -> FirstDraft:
     """The first draft for `verdict` over `evidence` (in `writer_order`): the first of
-    `drafts` and `late` in call order that fits, else the writer's, started beside the late
-    calls when `hedge` is on and none of `drafts` fits."""
+    `drafts` (by call order) and `late` that fits, else the writer's, started beside the late
+    calls when `hedge` is on, none of `drafts` fits and no late call's stale draft had
+    reached `verdict`."""
     ready = sorted(drafts, key=lambda d: d[0])
     found = early_draft([d for _, d in ready], verdict, evidence)
     found_order = next((n for n, d in ready if d is found), None)
     before = [d for d in late if found_order is None or d.order < found_order]
     if not before:
         return _chosen(found, writer, WriterHedge.NONE)
-    if found is not None or not hedge:
+    likely_fits = any(d.stale_verdict is verdict for d in before)
+    if found is not None or likely_fits or not hedge:
         return _chosen(_first_fitting(ready, before, verdict, evidence), writer, WriterHedge.NONE)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="writer-hedge")
     try:

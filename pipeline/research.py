@@ -51,7 +51,6 @@ from pipeline import evidence as evidence_stage
 from pipeline.authority_evidence import authority_evidence
 from pipeline.context import CheckContext
 from pipeline.describe import post_block, query_texts
-from pipeline.first_draft import LateDraft
 from pipeline.head_start import HeadStart
 from pipeline.page_outcome import PageOutcome
 from pipeline.pages import PagePreparer
@@ -72,7 +71,7 @@ from pipeline.research_plan import (
     results_per_query,
     stop_rule,
 )
-from pipeline.research_round import Extracted, RoundRunner, RoundState, Source
+from pipeline.research_round import Extracted, LateDraft, RoundRunner, RoundState, Source
 from pipeline.scheduler import ResearchScheduler
 from pipeline.toolkit import Toolkit
 from pipeline.urls import canonical_url
@@ -208,7 +207,7 @@ class Research:
                     *(page.use() for page in state.outcomes),
                 ]
                 drafts.extend(state.drafts)
-                late.extend(LateDraft(order, call) for order, call in state.redrafts)
+                late.extend(state.redrafts)
                 trace.speculative_calls = state.speculative_calls
                 trace.discarded_calls = state.discarded_calls
                 trace.discarded_drafts = state.stale_drafts

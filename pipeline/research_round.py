@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.config import ResearchConfig
 from pipeline.evidence import evidence_key
 from pipeline.page_outcome import PageOutcome, PageReason
-from pipeline.records import SEARCH_TIERS, EarlyDraft, Evidence, SearchResult, Tier
+from pipeline.records import SEARCH_TIERS, EarlyDraft, Evidence, SearchResult, Tier, Verdict
 from pipeline.research_plan import (
     discarded,
     not_needed,
@@ -53,6 +53,25 @@ class Extracted:
     pages: list[tuple[list[Evidence], str]]
     draft: EarlyDraft | None
     order: int  # calls are numbered as started, not as finished
+
+
+@dataclass(frozen=True)
+class LateDraft:
+    """A call sent again, in order, for a stale draft's place (see the module doc)."""
+
+    order: int  # the call order of the draft it stands in for
+    call: Future[Extracted]
+    # The verdict the stale draft had written from less evidence (None: it wrote none): what
+    # the call sent again is likely to write (`pipeline.first_draft`).
+    stale_verdict: Verdict | None = None
+
+    def draft(self) -> EarlyDraft | None:
+        """Its draft, once its answer is in (an LLM failure is raised, as any call's); none
+        if it was cancelled before it was sent."""
+        try:
+            return self.call.result().draft
+        except CancelledError:
+            return None
 
 
 # Sends pages to the extractor with the evidence shown for its draft; the call runs elsewhere.
@@ -118,7 +137,7 @@ class RoundState:
     stale_drafts: int = 0  # drafts not kept: written from less than MUSE's order shows
     redraft_calls: int = 0  # in-order calls sent again for a stale draft's place
     # Those calls, by the call order of the draft they stand in for; read when the round ends.
-    redrafts: list[tuple[int, Future[Extracted]]] = field(default_factory=list)
+    redrafts: list[LateDraft] = field(default_factory=list)
 
     def add(self, pages: Sequence[PageOutcome]) -> list[int]:
         """Append pages to the trace order; their positions."""
@@ -133,7 +152,8 @@ class RoundState:
             if extracted.draft is not None and flight.stale:
                 self.stale_drafts += 1
             if flight.stale and flight.redo is not None:
-                self.redrafts.append((extracted.order, flight.redo))
+                stale = extracted.draft.verdict if extracted.draft is not None else None
+                self.redrafts.append(LateDraft(extracted.order, flight.redo, stale))
             elif extracted.draft is not None and not flight.stale:
                 self.drafts.append((extracted.order, extracted.draft))
             for slot, (items, rejected) in zip(flight.slots, extracted.pages, strict=True):
@@ -152,10 +172,10 @@ class RoundState:
         self.settle(len(self.pending))
         if not redrafts:
             return
-        for order, redo in self.redrafts:
-            draft = redo.result().draft
+        for late in self.redrafts:
+            draft = late.call.result().draft
             if draft is not None:
-                self.drafts.append((order, draft))
+                self.drafts.append((late.order, draft))
         self.redrafts = []
 
     def discard_from(self, first_page: int) -> None:

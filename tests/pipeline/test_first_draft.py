@@ -8,9 +8,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from pipeline.evidence import evidence_key
-from pipeline.first_draft import FirstDraft, LateDraft, first_draft
+from pipeline.first_draft import FirstDraft, first_draft
 from pipeline.records import EarlyDraft, Evidence, Stance, Tier, Verdict, WriterHedge
-from pipeline.research_round import Extracted
+from pipeline.research_round import Extracted, LateDraft
 
 A, B = "https://a.example/1", "https://b.example/2"
 EVIDENCE = [
@@ -45,9 +45,10 @@ class Writer:
         return write
 
 
-def late(order: int) -> tuple[LateDraft, Future[Extracted]]:
+def late(order: int, stale: Verdict | None = None) -> tuple[LateDraft, Future[Extracted]]:
+    """A call sent again for a stale draft (with verdict `stale`, or none), still out."""
     call: Future[Extracted] = Future()
-    return LateDraft(order, call), call
+    return LateDraft(order, call, stale), call
 
 
 def answer(call: Future[Extracted], found: EarlyDraft | None, order: int) -> None:
@@ -61,7 +62,7 @@ def in_background(fn: Callable[[], object]) -> Future[object]:
 
 
 def test_the_writer_starts_beside_a_late_call_and_is_used_when_its_draft_does_not_fit() -> None:
-    pending, call = late(1)
+    pending, call = late(1, stale=Verdict.MISLEADING)  # its stale draft had another verdict
     writer = Writer()
     chosen = in_background(
         lambda: first_draft([], [pending], Verdict.REFUTED, EVIDENCE, writer, hedge=True)
@@ -113,6 +114,18 @@ def test_without_the_hedge_the_writer_waits_for_the_late_call() -> None:
     assert not writer.started.wait(0.2)
     answer(call, None, 1)
     assert chosen.result(5) == FirstDraft("writer's reply", early=False, hedge=WriterHedge.NONE)
+
+
+def test_the_writer_waits_for_a_late_call_whose_stale_draft_reached_the_verdict() -> None:
+    # The same call, shown less, already drafted the vote's verdict: its late draft will
+    # likely fit, and a writer started beside it would be spent for nothing.
+    pending, call = late(1, stale=Verdict.REFUTED)
+    writer = Writer()
+    chosen = in_background(lambda: first_draft([], [pending], Verdict.REFUTED, EVIDENCE, writer))
+    assert not writer.started.wait(0.2)
+    answer(call, draft("late draft"), 1)
+    assert chosen.result(5) == FirstDraft("late draft", early=True, hedge=WriterHedge.NONE)
+    assert writer.prepared == 0
 
 
 def test_a_late_call_cancelled_before_it_was_sent_has_no_draft() -> None:

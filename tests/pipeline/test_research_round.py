@@ -327,11 +327,12 @@ def test_a_round_can_end_without_waiting_for_the_call_sent_again_for_a_draft(
     extractor.wait_sent(2)
     extractor.release()
     state = round_.result(5)
-    assert len(extractor.sent) == 3 and not state.redrafts[0][1].done()
+    assert len(extractor.sent) == 3 and not state.redrafts[0].call.done()
     assert [d.page_urls for _, d in state.drafts] == [list(HIGH_REFUTES)]
     extractor.calls_gate.set()
-    late = state.redrafts[0][1].result(5).draft
+    late = state.redrafts[0].call.result(5).draft
     assert late is not None and late.page_urls == ["https://m1.example/c"]
+    assert state.redrafts[0].stale_verdict is Verdict.REFUTED  # what the stale draft said
     assert [e.url for e in state.have] == ["https://h1.example/a"]
 
 
