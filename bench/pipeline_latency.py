@@ -45,7 +45,7 @@ from bench import fixtures, ratio, summary
 from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipeline_config
 from pipeline.check import Checker
 from pipeline.config import ResearchConfig
-from pipeline.records import SEARCH_TIERS, Decision, LLMCall, Platform
+from pipeline.records import SEARCH_TIERS, Decision, LLMCall, Platform, WriterHedge
 from testing.fakes.openai_server import FakeLLM, RecordedRequest, message_chars
 
 Log = Callable[[str], None]
@@ -304,6 +304,14 @@ def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
             )
         ),
         **speculation_cost(conc, seq),
+        # Writers started beside a late re-sent call (`pipeline.first_draft`): used, or
+        # dropped because the late draft fitted after all (an LLM call spent).
+        "writer_hedge_used_posts": float(
+            sum(1 for r in conc if r.decision.trace.writer_hedge is WriterHedge.USED)
+        ),
+        "writer_hedge_discarded_posts": float(
+            sum(1 for r in conc if r.decision.trace.writer_hedge is WriterHedge.DISCARDED)
+        ),
     }
     # Every stage the checker timed (analyze, research, write, guard, ...), in first-seen order.
     stages = list(dict.fromkeys(k for r in runs for k in r.decision.timings if k != "total"))
