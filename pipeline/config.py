@@ -138,9 +138,10 @@ class ResearchConfig(BaseModel):
     # send that in-order call again as soon as what it would be shown is known (one more LLM
     # call), so that its draft, not the writer's after the round, can be the reply.
     redraft_stale: bool = True
-    # When the research ends with such a call still out and no draft in hand fits, start the
-    # writer beside it rather than after it (`pipeline.first_draft`): the late draft is still
-    # the reply if it fits, and the writer's answer is dropped (one more LLM call).
+    # When the research ends with such a call still out, no draft in hand fits, and its stale
+    # draft had another verdict than the round's, start the writer beside it rather than after
+    # it (`pipeline.first_draft`): the late draft is still the reply if it fits, and the
+    # writer's answer is then dropped (one more LLM call).
     hedge_writer: bool = True
     # In a re-search round (not the last), ask for the next round's queries while it searches
     # and fetches; the answer is used only if the round found no evidence (one more LLM call

@@ -14,7 +14,7 @@ its in-order call would have been. Such a draft is not kept (counted as discarde
 what its in-order call would have been shown is known (`research.redraft_stale`), that in-order
 call is sent again, and its draft takes the stale one's place in call order (its quotes are
 not used: the evidence stays the first answer's, already counted for the stop rule). The
-writer drafts only if that draft does not fit either.
+writer drafts only if that draft does not fit either (maybe beside it: `pipeline.first_draft`).
 
 The decisions are `pipeline.research_plan`'s; the pages and calls run on the caller's workers.
 """
@@ -173,7 +173,7 @@ class RoundState:
         if not redrafts:
             return
         for late in self.redrafts:
-            draft = late.call.result().draft
+            draft = late.draft()
             if draft is not None:
                 self.drafts.append((late.order, draft))
         self.redrafts = []
