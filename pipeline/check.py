@@ -34,7 +34,7 @@ from pipeline.claims import (
 from pipeline.context import CheckContext
 from pipeline.describe import cap_post, detect_language
 from pipeline.failures import PipelineFailure
-from pipeline.first_draft import first_draft
+from pipeline.first_draft import FirstDraft, first_draft
 from pipeline.head_start import HeadStart, start_head_start
 from pipeline.images import ImageReader, merge_matches, unreadable_only
 from pipeline.known_claims import find_known_claims
@@ -372,28 +372,35 @@ class _Run:
             candidates=outcome.candidates,
         )
 
-    def _write_and_guard(self, outcome: ResearchOutcome) -> Decision:
-        verdict = outcome.assessment.verdict
-        feedback: str | None = None
-        text: str | None = None
-        report = None
-        notes: list[str] = []
+    def _draft(
+        self,
+        outcome: ResearchOutcome,
+        guidance: str,
+        feedback: str | None = None,
+        previous: str | None = None,
+    ) -> str:
+        return draft_reply(
+            self.ctx,
+            self.kit.llm,
+            verdict=outcome.assessment.verdict,
+            evidence=outcome.evidence,
+            feedback=feedback,
+            previous=previous,
+            guidance=guidance,
+        )
+
+    def _first_draft(self, outcome: ResearchOutcome) -> FirstDraft:
+        """The extractor's draft if one fits, else the writer's (`pipeline.first_draft`)."""
         write_s: list[float] = []
 
         def writer() -> Callable[[], str]:
-            guidance = self._writing_guidance()
+            guidance = self._writing_guidance()  # on this thread: it records what it shows
 
             def write() -> str:
-                # Maybe on a thread of its own (`pipeline.first_draft`): its time is added to
-                # the timings only if its draft is used, as a dropped one may still be running.
+                # Maybe on a thread of its own: its time is added to the timings only if its
+                # draft is used, as a dropped one may still be running.
                 start = time.perf_counter()
-                text = draft_reply(
-                    self.ctx,
-                    self.kit.llm,
-                    verdict=verdict,
-                    evidence=outcome.evidence,
-                    guidance=guidance,
-                )
+                text = self._draft(outcome, guidance)
                 write_s.append(time.perf_counter() - start)
                 return text
 
@@ -402,7 +409,7 @@ class _Run:
         first = first_draft(
             outcome.drafts,
             outcome.late_drafts,
-            verdict,
+            outcome.assessment.verdict,
             outcome.evidence,
             writer,
             hedge=self.kit.cfg.research.hedge_writer,
@@ -410,6 +417,15 @@ class _Run:
         self.trace.writer_hedge = first.hedge
         if not first.early:
             self.timings["write"] = round(self.timings.get("write", 0.0) + sum(write_s), 4)
+        return first
+
+    def _write_and_guard(self, outcome: ResearchOutcome) -> Decision:
+        verdict = outcome.assessment.verdict
+        feedback: str | None = None
+        text: str | None = None
+        report = None
+        notes: list[str] = []
+        first = self._first_draft(outcome)
         for _attempt in range(1 + self.kit.cfg.guard.max_rewrites):
             if text is None:
                 text = first.text
@@ -418,15 +434,7 @@ class _Run:
                     notes = ["reply drafted by the evidence extraction call (no writing call)"]
             else:
                 with self.timed("write"):
-                    text = draft_reply(
-                        self.ctx,
-                        self.kit.llm,
-                        verdict=verdict,
-                        evidence=outcome.evidence,
-                        feedback=feedback,
-                        previous=text,
-                        guidance=self._writing_guidance(),
-                    )
+                    text = self._draft(outcome, self._writing_guidance(), feedback, text)
                 notes = []
             self.trace.drafts.append(text)
             with self.timed("guard"):
