@@ -262,6 +262,10 @@ class Research:
         def send(pages: list[PageOutcome], known: list[Evidence]) -> Future[Extracted]:
             return self.scheduler.submit(self._extract, pages, number, next(self._calls), known)
 
+        def send_again(pages: list[PageOutcome], known: list[Evidence]) -> Future[Extracted]:
+            call = next(self._calls)
+            return self.scheduler.submit_late(self._extract, pages, number, call, known)
+
         runner = RoundRunner(
             self.cfg.research,
             score=self._score,
@@ -271,6 +275,7 @@ class Research:
             # One worker: MUSE's order, one thing at a time, nothing ahead of it.
             speculate_tiers=0 if self.scheduler.sequential else None,
             leave_redrafts=self.cfg.research.hedge_writer,
+            send_again=send_again if self.ctx.use_llm else None,
         )
         return runner.run(sources, prior, number)
 

@@ -196,10 +196,10 @@ class RoundState:
 class RoundRunner:
     """Runs one round's sources. `score` rates a head-start page against the claims, `send`
     starts an extraction call (None: no LLM, the chosen pages are kept as candidates), and
-    `on_stop` is told when the stop rule is met (pages still loading are not wanted). With
-    `leave_redrafts` the round ends without waiting for the calls sent again for a stale
-    draft's place: they are left in `RoundState.redrafts` for the caller
-    (`pipeline.first_draft`)."""
+    `on_stop` is told when the stop rule is met (pages still loading are not wanted).
+    `send_again` sends a call again for a stale draft's place (default: `send`). With
+    `leave_redrafts` the round ends without waiting for those calls: they are left in
+    `RoundState.redrafts` for the caller (`pipeline.first_draft`)."""
 
     def __init__(
         self,
@@ -211,11 +211,13 @@ class RoundRunner:
         known_urls: frozenset[str] = frozenset(),
         speculate_tiers: int | None = None,
         leave_redrafts: bool = False,
+        send_again: SendFn | None = None,
     ) -> None:
         self.cfg = cfg
         self._leave_redrafts = leave_redrafts
         self._score = score
         self._send = send
+        self._send_again = send_again or send
         self._on_stop = on_stop
         self._known_urls = known_urls
         if speculate_tiers is not None:
@@ -297,12 +299,13 @@ class RoundRunner:
         """The checks before these calls' own are done, so what their in-order calls would
         have been shown is final: a call whose draft rests on less is sent again now, in order,
         rather than leave the writer to draft after the round."""
-        if self._send is None or not (self.cfg.redraft_stale and self.cfg.draft_with_evidence):
+        resend = self._send_again
+        if resend is None or not (self.cfg.redraft_stale and self.cfg.draft_with_evidence):
             return
         for i, flight in enumerate(state.pending[:count]):
             if flight.stale and flight.redo is None:
                 pages = [state.outcomes[slot] for slot in flight.slots]
-                redo = self._send(pages, list(flight.expected_items))
+                redo = resend(pages, list(flight.expected_items))
                 state.pending[i] = replace(flight, redo=redo)
                 state.redraft_calls += 1
 

@@ -8,7 +8,10 @@ behind page work) and a pool for pages and extraction calls:
   claims are analysed and prepares what it finds;
 * the rounds' lane (`search_round`, `submit`) runs each round's searches, pages and extraction
   calls, and is shut down when the research ends (`end_research`), so pages nobody waits for
-  any more do not hold the post; the head start's lane lasts until `close`.
+  any more do not hold the post; the head start's lane lasts until `close`;
+* calls sent again for a stale draft (`submit_late`) have workers of their own, lasting until
+  `close`: their answers may be read after the research ends (`pipeline.first_draft`), so
+  they must neither queue behind page work nor be cancelled with the rounds' lane.
 
 Each page URL is claimed once per check (`SeenUrls`): by the head start first, then by the
 rounds' tiers in search order, so a page two tiers list is the higher tier's and which pages
@@ -86,6 +89,9 @@ class ResearchScheduler:
         self._stop = threading.Event()
         self._head_lane = _Lane("head", cfg)
         self._round_lane = _Lane("research", cfg)
+        self._late = ThreadPoolExecutor(
+            max_workers=max(1, cfg.max_extractions_per_tier), thread_name_prefix="late-draft"
+        )
         self._head: dict[Tier, Future[TierPages]] = {}
 
     @property
@@ -188,6 +194,10 @@ class ResearchScheduler:
         """Round work (an extraction call) on the rounds' page workers."""
         return self._round_lane.pages.submit(fn, *args, **kwargs)
 
+    def submit_late(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        """An extraction call sent again for a stale draft's place (see the module doc)."""
+        return self._late.submit(fn, *args, **kwargs)
+
     def _claim(self, results: Sequence[SearchResult]) -> list[SearchResult]:
         return self._seen.claim_new(list(results))[: self.cfg.max_pages_per_tier]
 
@@ -210,6 +220,7 @@ class ResearchScheduler:
         self._stop.set()
         self._round_lane.close()
         self._head_lane.close()
+        self._late.shutdown(wait=False, cancel_futures=True)
 
 
 def tiered_search(kit: Toolkit) -> SearchFn:

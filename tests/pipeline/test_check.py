@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from pipeline.records import (
     Stance,
     Tier,
     Verdict,
+    WriterHedge,
 )
 from pipeline.search.local_index import LocalIndex
 from pipeline.toolkit import Toolkit
@@ -468,3 +469,40 @@ def test_a_10_mb_post_is_cut_for_every_prompt_and_the_cut_is_recorded(
     )
     assert any(r.startswith("quoted post text cut to 4,000 of ") for r in decision.reasons)
     assert len(post.text) > 10_000_000  # the caller's post is left whole
+
+
+def one_high_refutation_then_a_misleading_draft(body: dict[str, Any]) -> Reply:
+    """The High tier's call (slow) quotes only the ministry page, so its two pages cannot meet
+    the stop rule alone; the Medium page's call quotes it and drafts "misleading", whatever it
+    was shown: its draft never fits the vote (refuted)."""
+    answer = json.loads(quotes_from_page(body).content or "{}")
+    user = body["messages"][-1]["content"]
+    if "paper.example" not in user:
+        high = [i for i in answer["items"] if i["page"] == 1 and "ministry.example" in user]
+        return Reply.json({"items": high[:1]}, delay_s=1.0)
+    urls = re.findall(r'<page n="\d+" url="([^"]+)"', user)
+    answer["draft"] = {"verdict": "misleading", "text": f"Partly misleading. {urls[0]}"}
+    shown_evidence = "<evidence" in user  # the call sent again in order, after High's answer
+    return Reply.json(answer, delay_s=2.0 if shown_evidence else 0.0)
+
+
+def test_the_writer_starts_beside_a_late_redraft_whose_stale_draft_had_another_verdict(
+    fake_llm: FakeLLM, kit_for: KitFor
+) -> None:
+    script_happy_path(fake_llm)
+    fake_llm.script("evidence", one_high_refutation_then_a_misleading_draft)
+    decision = Checker(kit_for(fake_llm)).check(POST, Platform.X)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.verdict is Verdict.REFUTED
+    assert sum(r.redraft_calls for r in decision.trace.rounds) == 1
+    assert decision.trace.writer_hedge is WriterHedge.USED
+    calls = decision.trace.llm_calls
+    write = next(c for c in calls if c.step == "write")
+    redraft = max((c for c in calls if c.step == "evidence"), key=lambda c: c.started_at)
+    # Beside it, not after it: the writer was asked while the re-sent call (2 s) was out.
+    assert redraft.latency_s >= 2.0
+    assert write.started_at < redraft.started_at + timedelta(seconds=1.0)
+    # The reply is the one MUSE's order gives (one worker: no speculation, no hedge).
+    in_order = Checker(kit_for(fake_llm, concurrency=1)).check(POST, Platform.X)
+    assert in_order.trace.writer_hedge is WriterHedge.NONE
+    assert (in_order.reply, in_order.urls) == (decision.reply, decision.urls)
