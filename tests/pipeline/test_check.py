@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -475,15 +476,15 @@ def one_high_refutation_then_a_misleading_draft(body: dict[str, Any]) -> Reply:
     """The High tier's call (slow) quotes only the ministry page, so its two pages cannot meet
     the stop rule alone; the Medium page's call quotes it and drafts "misleading", whatever it
     was shown: its draft never fits the vote (refuted)."""
-    answer = json.loads(quotes_from_page(body).content or "{}")
     user = body["messages"][-1]["content"]
     if "paper.example" not in user:
+        answer = json.loads(quotes_from_page(body).content or "{}")
         high = [i for i in answer["items"] if i["page"] == 1 and "ministry.example" in user]
         return Reply.json({"items": high[:1]}, delay_s=1.0)
-    urls = re.findall(r'<page n="\d+" url="([^"]+)"', user)
-    answer["draft"] = {"verdict": "misleading", "text": f"Partly misleading. {urls[0]}"}
+    url = re.findall(r'<page n="\d+" url="([^"]+)"', user)[0]
+    drafted = quotes_and_draft(body, verdict="misleading", text=f"Partly misleading. {url}")
     shown_evidence = "<evidence" in user  # the call sent again in order, after High's answer
-    return Reply.json(answer, delay_s=2.0 if shown_evidence else 0.0)
+    return replace(drafted, delay_s=2.0 if shown_evidence else 0.0)
 
 
 def test_the_writer_starts_beside_a_late_redraft_whose_stale_draft_had_another_verdict(
