@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +66,31 @@ def test_onnx_token_count_is_the_torch_tokenizers(
 ) -> None:
     for text in [*TEXTS, " ".join(["token"] * 700)]:
         assert onnx_embedder.count_tokens(text) == torch_embedder.count_tokens(text)
+
+
+def test_a_page_gives_the_onnx_model_back_after_every_forward_pass(
+    torch_embedder: Embedder, onnx_embedder: Embedder
+) -> None:
+    # One-thread sessions run side by side: a page holding the model for all its passages
+    # kept a more urgent page off a core, and ran on after the round no longer needed it.
+    # torch runs one page at a time on every core, so a turn there is a larger batch.
+    text = "\n\n".join(TEXTS[:4] * 2)
+    cfg = RelevanceConfig(passage_words=20)
+    for embedder, per_turn in (
+        (onnx_embedder, embedding_onnx.CPU_BATCH),
+        (torch_embedder, relevance.ENCODE_CHUNK),
+    ):
+        turns: list[int] = []
+
+        @contextmanager
+        def turn(turns: list[int] = turns) -> Iterator[bool]:
+            turns.append(len(turns))
+            yield True
+
+        page = relevance.encode_page(embedder, "u", text, cfg, turn=turn)
+        assert page is not None and len(page.passages) > relevance.ENCODE_CHUNK // 2
+        assert embedder.turn_size == per_turn
+        assert len(turns) == -(-len(page.passages) // per_turn)
 
 
 def test_auto_backend_uses_the_onnx_export_for_the_bundled_model() -> None:

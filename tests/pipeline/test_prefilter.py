@@ -24,6 +24,8 @@ class FakeEmbedder:
     """Stands in for the model: records what it is asked to encode, one vector per text that
     says which page passage it was (so scores can be checked against positions)."""
 
+    turn_size = 8
+
     def __init__(self) -> None:
         self.texts: list[str] = []
 

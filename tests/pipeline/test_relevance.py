@@ -288,6 +288,7 @@ class CountingEmbedder:
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
+        self.turn_size = inner.turn_size
         self.texts: list[str] = []
 
     def encode(self, texts: list[str]) -> Any:
