@@ -231,9 +231,10 @@ def _load_model(path: str, device: str) -> SentenceTransformer:
 # High tier's third page on one core while the other encoded a lower tier's page, and a lower
 # tier's page started before the stop rule was met was encoded to its end. Two a turn, the
 # High tier's pages share both cores and a page the round no longer needs stops after its
-# current pass: in the cost bench (no remote delays) 13% fewer passages encoded (761 against
-# 877 for the 20 posts) and 5-7% less CPU a post; latency unchanged within its noise (one run
-# each: 4.57x / 4.40x against 4.47x / 4.33x at p50 / p95).
+# current pass: in the cost bench (no remote delays) 13% fewer passages encoded (about 760
+# against 870 for the 20 posts, six runs each) and 5-7% less CPU a post; latency unchanged
+# within its noise (bench.pipeline_latency, three runs: 4.58x / 4.40x at p50 / p95, against
+# 4.52x / 4.38x before).
 ENCODE_CHUNK = 8
 
 _PARAGRAPH_BREAK = re.compile(r"\s*\n\s*")
