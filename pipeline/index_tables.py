@@ -166,15 +166,6 @@ class IndexSchemaError(RuntimeError):
     """The database lacks the index tables and is managed by Alembic (run the migrations)."""
 
 
-def rebuild_fulltext(connection: Connection) -> None:
-    """Refill the SQLite FTS tables from their content tables (after a bulk copy that ran
-    without the triggers); nothing to do on PostgreSQL, whose index follows the rows."""
-    if connection.dialect.name != "sqlite":
-        return
-    for fts in FTS_TABLES:
-        connection.exec_driver_sql(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")  # noqa: S608
-
-
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")

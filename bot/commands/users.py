@@ -86,6 +86,22 @@ def enable(ctx: typer.Context, username: str = typer.Argument(...)) -> None:
     typer.echo(f"enabled {username}")
 
 
+@app.command("reset-password")
+def reset_password(
+    ctx: typer.Context,
+    username: str = typer.Argument(..., help="Account whose password to replace."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read the new password from the first line of stdin."
+    ),
+) -> None:
+    """Give an account a new password (prompted for, or read from stdin); its open sessions end.
+    For an admin to run when a moderator has lost theirs: nothing else can reset one."""
+    password = _read_password(password_stdin)
+    with _database(ctx) as db:
+        users.set_password(db, username, password)
+    typer.echo(f"password reset for {username}; their open sessions have ended")
+
+
 @app.command("unlock")
 def unlock(
     ctx: typer.Context,

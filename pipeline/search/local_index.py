@@ -25,7 +25,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, delete, false, func, i
 from sqlalchemy.exc import ResourceClosedError, SQLAlchemyError
 
 from pipeline.config import RelevanceConfig
-from pipeline.fulltext import document_hits, fts5_expression, query_words
+from pipeline.fulltext import document_hits
 from pipeline.index_store import StoredIndex
 from pipeline.index_tables import (
     check_embedding_dim,
@@ -43,15 +43,6 @@ SNIPPET_CHARS = 300
 
 class LocalIndexError(RuntimeError):
     """The index cannot be used (other embedding size, unreadable database, bad document)."""
-
-
-def fts_query(query: str) -> str | None:
-    """A safe FTS5 MATCH expression for free text: its words, each quoted, OR-ed together.
-
-    Quoting every word makes FTS5 syntax in the input (`AND`, `*`, `:`, `-`, quotes,
-    parentheses, column filters) plain text. None when the query has no word at all.
-    """
-    return fts5_expression(query_words(query))
 
 
 def _host(url: str) -> str:

@@ -160,6 +160,34 @@ def test_cli_refuses_a_weak_password(cli_env: Database) -> None:
     assert users.list_users(cli_env) == []
 
 
+def test_cli_resets_a_password_and_ends_the_accounts_sessions(cli_env: Database) -> None:
+    before = users.add_user(cli_env, "ann_demo", PASSWORD, "moderator")
+    result = runner.invoke(
+        app,
+        ["users", "reset-password", "ann_demo", "--password-stdin"],
+        input="a new long secret\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "password reset for ann_demo" in result.output
+    assert users.authenticate(cli_env, "ann_demo", PASSWORD) is None
+    assert users.authenticate(cli_env, "ann_demo", "a new long secret") is not None
+    after = users.get_user(cli_env, before.id)
+    assert after is not None and after.session_version == before.session_version + 1
+
+
+def test_cli_reset_password_refuses_unknown_users_and_weak_passwords(cli_env: Database) -> None:
+    users.add_user(cli_env, "ann_demo", PASSWORD, "moderator")
+    missing = runner.invoke(
+        app, ["users", "reset-password", "nobody_demo", "--password-stdin"], input=PASSWORD + "\n"
+    )
+    assert missing.exit_code == 1 and "no user" in missing.output
+    weak = runner.invoke(
+        app, ["users", "reset-password", "ann_demo", "--password-stdin"], input="short\n"
+    )
+    assert weak.exit_code == 1
+    assert users.authenticate(cli_env, "ann_demo", PASSWORD) is not None
+
+
 def _lock(db: Database, username: str, address: str = "192.0.2.1") -> users.LoginPolicy:
     policy = users.LoginPolicy(max_failures=2, address_max_failures=2)
     for _ in range(2):

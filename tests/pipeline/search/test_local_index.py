@@ -12,10 +12,11 @@ import pytest
 
 from pipeline.config import RelevanceConfig
 from pipeline.extract import extract_document
+from pipeline.fulltext import fts5_expression, query_words
 from pipeline.records import Document
 from pipeline.relevance import Embedder, get_embedder
 from pipeline.search.base import SearchError, SearchProvider
-from pipeline.search.local_index import LocalIndex, LocalIndexError, fts_query
+from pipeline.search.local_index import LocalIndex, LocalIndexError
 
 MMR = (
     "Large studies of hundreds of thousands of children found that the measles, mumps and "
@@ -161,7 +162,10 @@ def test_hostile_queries_never_raise(tmp_path: Path, corpus: list[Document], que
         assert results and results[0].url == "https://health.example/mmr"
 
 
-def test_fts_query_quotes_every_term_and_drops_stopwords() -> None:
+def test_the_fts_expression_quotes_every_term_and_drops_stopwords() -> None:
+    def fts_query(query: str) -> str | None:
+        return fts5_expression(query_words(query))
+
     assert fts_query('Does the "MMR" vaccine* cause -autism?') == (
         '"mmr" OR "vaccine" OR "cause" OR "autism"'
     )
