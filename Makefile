@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.factnote-installed
 TORCH := torch==2.13.0
 
-.PHONY: setup run test lint typecheck unit bench crash-test notes-demo constraints clean
+.PHONY: setup run test test-fast lint typecheck unit bench crash-test notes-demo constraints clean
 
 setup: $(STAMP)
 
@@ -40,6 +40,10 @@ unit: $(STAMP)
 	$(BIN)/pytest -q --durations=15
 
 test: lint typecheck unit
+
+# The inner loop: no browser, PostgreSQL, child-process or benchmark tests (`make test` runs them).
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not browser and not postgres and not slow and not process" --ignore=tests/bench
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -5,6 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+# Runs Python or the bot as child processes: left out of `make test-fast`.
+pytestmark = pytest.mark.process
+
 # Run in a process of its own: freezing is for the life of the process, and this one is
 # pytest's.
 PROBE = """

@@ -23,6 +23,9 @@ from adapters.local import LocalAdapter
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.scenarios import TIERS, build_index, cite_first_two, quotes_from_page
 
+# Runs Python or the bot as child processes: left out of `make test-fast`.
+pytestmark = pytest.mark.process
+
 REPO = Path(__file__).resolve().parents[2]
 FACTNOTE = [sys.executable, "-m", "bot.cli"]
 TERMINAL = {"posted", "dry_run", "abstained", "skipped", "failed", "needs_llm", "rejected"}

@@ -7,7 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.bot.cli_runs import probe_cli
+
+# Runs Python or the bot as child processes: left out of `make test-fast`.
+pytestmark = pytest.mark.process
 
 HEAVY = ("bot.runtime", "pipeline.check", "torch", "onnxruntime", "openai", "atproto", "tweepy")
 

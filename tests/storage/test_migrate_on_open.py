@@ -8,10 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from storage.db import Database, alembic_config, head_revision, upgrade
+
+# Runs Python or the bot as child processes: left out of `make test-fast`.
+pytestmark = pytest.mark.process
 
 
 def _stamped(db: Database) -> list[str]:
