@@ -14,6 +14,7 @@ from storage.models import Request as RequestRow
 from tests.adapters.x.helpers import (
     BOT_TWEETS,
     POST,
+    PROBLEM,
     READ_ONLY_TOKEN,
     Sleeps,
     adapter,
@@ -66,7 +67,7 @@ def test_a_duplicate_refusal_without_our_reply_on_the_timeline_is_a_failure_not_
     from bot.config import RuntimeConfig
     from bot.posting import post_one
 
-    api.post(POST, status=403, json=DUPLICATE)
+    api.post(POST, status=403, content_type=PROBLEM, json=DUPLICATE)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))  # no reply to this mention there
     request_id = posting_request(db, summons("1897000000000000400"), "Same text as before")
 
@@ -87,7 +88,7 @@ def test_a_duplicate_refusal_with_our_reply_found_is_posted_with_its_receipt(
     from bot.config import RuntimeConfig
     from bot.posting import post_one
 
-    api.post(POST, status=403, json=DUPLICATE)
+    api.post(POST, status=403, content_type=PROBLEM, json=DUPLICATE)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))
     request_id = posting_request(db, summons("1897000000000000102"), "The Great Wall ...")
 
@@ -106,7 +107,7 @@ def test_a_permission_refusal_keeps_the_request_queued_and_reports_it(
     from bot.posting import post_one
     from bot.summary import overview
 
-    api.post(POST, status=403, json=READ_ONLY_TOKEN)
+    api.post(POST, status=403, content_type=PROBLEM, json=READ_ONLY_TOKEN)
     request_id = posting_request(db, summons(), "hello")
     x = adapter(sleeps)
 
