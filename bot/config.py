@@ -127,6 +127,8 @@ class XAdapterConfig(AdapterConfig):
     access_token_secret: SecretStr | None = None
     bot_user_id: str | None = None
     bot_username: str | None = None
+    # Reply-rule refusals in a row after which posting stops until restart.
+    max_reply_refusals: int = Field(default=5, ge=1)
 
     @model_validator(mode="before")
     @classmethod

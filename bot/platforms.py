@@ -143,7 +143,11 @@ def _local(settings: Settings) -> Adapter:
 def _x(settings: Settings) -> Adapter:
     from adapters.x import XAdapter
 
-    return XAdapter(settings.x.credentials(), known_bots=settings.runtime.known_bots)
+    return XAdapter(
+        settings.x.credentials(),
+        known_bots=settings.runtime.known_bots,
+        max_reply_refusals=settings.x.max_reply_refusals,
+    )
 
 
 def _bluesky(settings: Settings) -> Adapter:

@@ -2,12 +2,13 @@
 
 Every broken rule is a `Problem` with a stable `ProblemCode` (written "code: detail"), so
 reports can count failures by rule: `empty`, `too_long`, `invalid_characters`,
-`notes_need_url`, `notes_hashtag`, `notes_boilerplate` (notes only), `url_hidden_characters`,
-`url_not_normalised`, `url_credentials`, `url_not_evidence`, `url_downgrade`, `mentions_user`,
-`abusive`, `copies_post`, and, for whole decisions, `no_reply_verdict`, `thin_evidence`,
-`low_confidence`. The rules are the same on every platform; only the length counting differs,
-and some formats need a URL and plain note wording: those come from the platform's
-`ReplyFormat` (`pipeline/formats.py`), where lengths are counted.
+`notes_need_url`, `notes_hashtag`, `notes_boilerplate`, `notes_url_only` (notes only),
+`url_hidden_characters`, `url_not_normalised`, `url_credentials`, `url_not_evidence`,
+`url_downgrade`, `mentions_user`, `abusive`, `copies_post`, and, for whole decisions,
+`no_reply_verdict`, `thin_evidence`, `low_confidence`. The rules are the same on every
+platform; only the length counting differs, and some formats need a URL and plain note
+wording: those come from the platform's `ReplyFormat` (`pipeline/formats.py`), where lengths
+are counted.
 
 URLs are found, and judged by the URL rules, in `pipeline/links.py` (the one URL finder; its
 names are re-exported here).
@@ -267,8 +268,8 @@ def check_text(
     if invalid:
         problems.append(Problem(code=ProblemCode.INVALID_CHARACTERS, detail=", ".join(invalid)))
     found = find_urls(text)
-    if form.url_required and not found:
-        problems.append(Problem(code=ProblemCode.NOTES_NEED_URL))
+    if form.url_required:
+        problems += note_url_problems(found)
     problems += url_problems(found, evidence_urls)
 
     wording = _mask(text, ((u.start, u.end) for u in found))
@@ -301,23 +302,46 @@ def check_text(
 # A hashtag: "#" then a word with at least one letter ("#1" is a number, not a tag).
 _HASHTAG_RE = regex.compile(r"(?<![\w&/])#(?=\w*\p{L})\w+")
 # The verdict-as-preamble notes are rated down for ("This post is false", "This tweet is
-# misleading"): a note states the correct fact and its source instead.
+# misleading"): a note states the correct fact and its source instead. Matched on the folded
+# text, with any run of spaces between the words.
 _BOILERPLATE_RE = regex.compile(
-    r"\bthis (?:post|tweet) (?:is|was) (?:false|fake|misleading|untrue|incorrect|wrong)\b",
+    r"\bthis\s+(?:post|tweet)\s+(?:is|was)\s+"
+    r"(?:false|fake|misleading|untrue|incorrect|wrong)\b",
     regex.IGNORECASE,
 )
+# What X takes as a note's source: its NoteInfo.text pattern `https?://\S+` (both published
+# specs), case and all; a bare host or `HTTPS://` is refused there.
+_NOTE_SOURCE_RE = regex.compile(r"https?://\S")
+# Something a reader can read besides the links: a letter or a digit.
+_READABLE_RE = regex.compile(r"[\p{L}\p{N}]")
+
+
+def note_url_problems(found: Sequence[FoundUrl]) -> list[Problem]:
+    """A note needs a source X accepts: at least one URL written with http:// or https://."""
+    if any(_NOTE_SOURCE_RE.match(u.raw) for u in found):
+        return []
+    bare = ", ".join(u.raw for u in found)
+    detail = f"no http(s):// URL; X refuses {bare}" if bare else ""
+    return [Problem(code=ProblemCode.NOTES_NEED_URL, detail=detail)]
 
 
 def note_wording_problems(wording: str) -> list[Problem]:
-    """Community Notes wording rules, on the text with its URLs masked: no hashtags and no
-    "this post is false" boilerplate."""
+    """Community Notes wording rules, on the text with its URLs masked, read as a reader sees
+    it (`fold`: NFKC, so a full-width "＃" is "#" and a no-break space a space; hidden
+    characters dropped; Cyrillic and Greek look-alikes as Latin): no hashtags, no "this post is
+    false" boilerplate, and some words besides the links (a note of only URLs explains
+    nothing)."""
     problems: list[Problem] = []
-    tags = _HASHTAG_RE.findall(wording)
+    folded = fold(wording)
+    tags = _HASHTAG_RE.findall(folded)
     if tags:
         problems.append(Problem(code=ProblemCode.NOTES_HASHTAG, detail=", ".join(tags)))
-    boilerplate = _BOILERPLATE_RE.search(wording)
+    boilerplate = _BOILERPLATE_RE.search(folded)
     if boilerplate:
-        problems.append(Problem(code=ProblemCode.NOTES_BOILERPLATE, detail=f'"{boilerplate[0]}"'))
+        said = " ".join(boilerplate[0].split())
+        problems.append(Problem(code=ProblemCode.NOTES_BOILERPLATE, detail=f'"{said}"'))
+    if not _READABLE_RE.search(folded):
+        problems.append(Problem(code=ProblemCode.NOTES_URL_ONLY))
     return problems
 
 

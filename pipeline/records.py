@@ -231,6 +231,7 @@ class ProblemCode(StrEnum):
     NOTES_NEED_URL = "notes_need_url"
     NOTES_HASHTAG = "notes_hashtag"
     NOTES_BOILERPLATE = "notes_boilerplate"
+    NOTES_URL_ONLY = "notes_url_only"
     URL_HIDDEN_CHARACTERS = "url_hidden_characters"
     URL_NOT_NORMALISED = "url_not_normalised"
     URL_CREDENTIALS = "url_credentials"

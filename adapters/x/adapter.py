@@ -33,6 +33,7 @@ class XAdapter:
         known_bots: Collection[str] = (),
         timeout_s: float = 30.0,
         backoff_s: float = 1.0,
+        max_reply_refusals: int = 5,
     ) -> None:
         if not 5 <= max_results <= 100:
             raise ValueError("max_results must be between 5 and 100 (the API's bounds)")
@@ -49,7 +50,9 @@ class XAdapter:
         self._mentions = MentionReader(
             self._client, self._posts, creds, max_results=max_results, max_pages=max_pages
         )
-        self._replier = Replier(self._client, creds, max_results=max_results)
+        self._replier = Replier(
+            self._client, creds, max_results=max_results, max_refusals=max_reply_refusals
+        )
 
     # The Adapter interface --------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import requests
 import tweepy
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 
 from adapters.base import PlatformError, storable
 
@@ -87,11 +87,17 @@ class Tweet(_Model):
     display_text_range: list[int] | None = None
     conversation_id: str | None = None
     in_reply_to_user_id: str | None = None
-    referenced_tweets: list[Reference] = Field(default_factory=list)
+    # Spec 2.167 renames these (`referenced_posts`, `note_post`); either is read.
+    referenced_tweets: list[Reference] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("referenced_tweets", "referenced_posts"),
+    )
     attachments: Attachments | None = None
     entities: Entities | None = None
     lang: str | None = None
-    note_tweet: NoteTweet | None = None
+    note_tweet: NoteTweet | None = Field(
+        default=None, validation_alias=AliasChoices("note_tweet", "note_post")
+    )
     withheld: Withheld | None = None
 
     def reference(self, kind: str) -> str | None:
@@ -155,6 +161,8 @@ class Includes(_Model):
         if not isinstance(data, dict):
             return {"unreadable": {"includes": f"not an object: {type(data).__name__}"}}
         out: dict[str, Any] = {"unreadable": {}}
+        # Spec 2.167 names the included posts `posts`.
+        data = {"tweets": data.get("posts"), **{k: v for k, v in data.items() if k != "posts"}}
         for name, model in (("tweets", Tweet), ("users", User), ("media", Media)):
             out[name], bad = _readable_items(model, data.get(name))
             out["unreadable"].update(bad)

@@ -15,12 +15,18 @@ import tweepy
 
 from adapters.base import AccessDenied, DuplicateReply, PlatformError, ReplyForbidden
 
-# Refusals of one reply (X API v2 POST /2/tweets 403 details): the reply rule of 2026-02-23
-# ("you have not been mentioned or otherwise engaged by the author"), reply settings, and a
-# parent that is gone or hidden from us. They end that request; no other 403 does.
-_REPLY_REFUSALS = (
-    "reply to this conversation is not allowed",
+# The reply rule of 2026-02-23 for self-serve apps, in both wordings X has sent: "you have not
+# been mentioned or otherwise engaged by the author" and "you can only reply to or quote posts
+# where you are mentioned".
+REPLY_RULE = (
     "not been mentioned or otherwise engaged",
+    "reply to or quote posts where you are mentioned",
+)
+# Refusals of one reply (X API v2 POST /2/tweets 403 details): the reply rule, reply settings,
+# and a parent that is gone or hidden from us. They end that request; no other 403 does.
+_REPLY_REFUSALS = (
+    *REPLY_RULE,
+    "reply to this conversation is not allowed",
     "deleted or not visible to you",
     "reply_settings",
     "reply settings",
@@ -54,6 +60,12 @@ def forbidden(exc: tweepy.Forbidden, what: str, *, replying: bool) -> PlatformEr
         return ReplyForbidden(f"X {what}: {message}", status=403)
     # Not a refusal of this reply: stop posting and let an operator look.
     return AccessDenied(f"X {what}: unexplained refusal: {message}", status=403)
+
+
+def is_reply_rule(error: Exception) -> bool:
+    """Whether a refusal cites the reply rule (not reply settings or a vanished parent)."""
+    text = str(error).lower()
+    return any(marker in text for marker in REPLY_RULE)
 
 
 def _problem_text(exc: tweepy.HTTPException) -> str:

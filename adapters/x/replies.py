@@ -3,7 +3,10 @@
 * Replies go to the mention itself, never to the post it answers: since 2026-02-23 self-serve
   apps may reply only to posts whose author mentioned (or quoted) the bot.
 * A permission or enrolment refusal stops posting until restart (`posting_halted`) instead of
-  burning the queue (see `adapters.x.errors`).
+  burning the queue (see `adapters.x.errors`). So do `max_reply_refusals` reply-rule refusals
+  in a row: each ends its own request, but that many in a row means X no longer lets this app
+  answer the people who summon it (the rule or our reading of it changed), and every further
+  reply would be refused too.
 * `find_reply` reads at most `FIND_REPLY_PAGES` pages of the bot's timeline, and reads nothing
   when this process saw X refuse the last attempt to post that reply (nothing was created).
 """
@@ -25,6 +28,7 @@ from adapters.base import (
 )
 from adapters.x.api import CreateResult, parse
 from adapters.x.client import XClient, XCredentials
+from adapters.x.errors import is_reply_rule
 from adapters.x.posts import PERMALINK, snowflake_time
 
 log = logging.getLogger(__name__)
@@ -35,10 +39,14 @@ FIND_REPLY_PAGES = 2
 class Replier:
     """Posts the bot's replies and finds them again."""
 
-    def __init__(self, client: XClient, creds: XCredentials, *, max_results: int) -> None:
+    def __init__(
+        self, client: XClient, creds: XCredentials, *, max_results: int, max_refusals: int = 5
+    ) -> None:
         self._client = client
         self._creds = creds
         self._max_results = max_results
+        self._max_refusals = max_refusals
+        self._refusals_in_row = 0
         self._posting_halted: str | None = None
         # Summons whose last post attempt in this process X refused (nothing was created).
         self._refused: set[str] = set()
@@ -64,8 +72,14 @@ class Replier:
         except (RateLimited, ReplyForbidden, AccessDenied) as exc:
             self._refused.add(summons.id)  # X answered, and created nothing
             if isinstance(exc, AccessDenied):
-                self._posting_halted = str(exc)
-                log.error("X posting stopped until restart: %s", exc)
+                self._halt(str(exc))
+            elif isinstance(exc, ReplyForbidden) and is_reply_rule(exc):
+                self._refusals_in_row += 1
+                if self._refusals_in_row >= self._max_refusals:
+                    self._halt(
+                        f"{self._refusals_in_row} reply-rule refusals in a row (last: {exc}); "
+                        "X may have changed which posts this app may answer"
+                    )
             raise
         except PlatformError as exc:
             # A duplicate, a 5xx or a dropped connection: the post may exist.
@@ -74,8 +88,13 @@ class Replier:
                 self._refused.add(summons.id)
             raise
         self._refused.discard(summons.id)
+        self._refusals_in_row = 0
         created = parse(CreateResult, result, "POST /2/tweets").data
         return self._receipt(created.id, None)
+
+    def _halt(self, why: str) -> None:
+        self._posting_halted = why
+        log.error("X posting stopped until restart: %s", why)
 
     def find_reply(self, summons: Summons) -> ReplyReceipt | None:
         """Our reply to `summons`, searched on the bot's own timeline after the mention.

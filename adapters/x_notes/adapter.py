@@ -29,9 +29,11 @@ from adapters.base import (
     SocialPost,
     Summons,
     TargetStatus,
+    unreadable_summons,
 )
 from adapters.x.client import XClient
 from adapters.x.posts import PostReader
+from adapters.x_notes.api import EligiblePage
 from adapters.x_notes.client import NoteInfo, NotesClient
 from adapters.x_notes.errors import AlreadyNoted, DailyLimitReached
 from adapters.x_notes.ledger import NotesLedger, text_hash
@@ -90,12 +92,14 @@ class XNotesAdapter:
             max_results=opts.max_results,
             max_pages=opts.max_pages,
         ):
+            skipped += self._unreadable(page, seen, now)
             for tweet in page.data:
                 if tweet.id in seen:  # the feed repeats posts across pages
                     continue
                 seen.add(tweet.id)
                 post = self._reader.post(tweet, page.includes)
-                reason = skip_reason(post, now=now, max_age=opts.max_age)
+                shown = tweet.id in page.shown_notes
+                reason = skip_reason(post, now=now, max_age=opts.max_age, note_shown=shown)
                 if reason is None:
                     candidates.append(Candidate(post, page.note_requests.get(tweet.id, 0)))
                     continue
@@ -103,6 +107,18 @@ class XNotesAdapter:
         chosen = ranked(candidates)[: opts.max_drafts_per_poll]
         self._sync_when_due(now)
         return FetchResult(summons=skipped + [self._summons(c.post, now) for c in chosen])
+
+    def _unreadable(self, page: EligiblePage, seen: set[str], now: datetime) -> list[Summons]:
+        """Feed items that could not be read: logged and recorded as skipped with why, once."""
+        out = []
+        for key, problem in page.unreadable:
+            ident = key if key.isdigit() else f"malformed:x_notes:{key[:40]}"
+            if ident in seen:
+                continue
+            seen.add(ident)
+            log.warning("x_notes: feed item %s could not be read: %s", key, problem)
+            out.append(unreadable_summons(NAME, ident, problem, created_at=now))
+        return out
 
     def _summons(self, post: SocialPost, now: datetime, skip: str | None = None) -> Summons:
         # The summons is the feed's offer, made now; the post keeps its own time.

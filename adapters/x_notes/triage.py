@@ -1,10 +1,13 @@
 """Which eligible posts are worth a note, decided without an LLM.
 
 Skipped: posts older than `max_age` (notes on posts over a day old are near-worthless:
-Goodheart-Labs/cn-return-bot docs/things-we-know-2026-07-30.md), video-only posts (no video
-analysis yet; the template writer drops them too), and posts whose media cannot be read. Posts
-we already noted never come back as new requests (the request table's idempotency key). The
-rest are ordered: posts with note requests first, then the freshest.
+Goodheart-Labs/cn-return-bot docs/things-we-know-2026-07-30.md), posts dated in the future
+(beyond `FUTURE_SKEW`: X cannot have served a post not yet written, so the date is wrong, and
+"freshest first" would put it above every real post), posts whose media already carry a shown
+note (`matched_media_notes`), video-only posts (no video analysis yet; the template writer
+drops them too), and posts whose media cannot be read. Posts we already noted never come back
+as new requests (the request table's idempotency key). The rest are ordered: posts with note
+requests first, then the freshest.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from datetime import datetime, timedelta
 
 from adapters.base import VIDEO_KINDS, SocialPost
 
+# Clocks differ a little; a post dated further ahead than this is refused.
+FUTURE_SKEW = timedelta(minutes=10)
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -21,11 +27,18 @@ class Candidate:
     note_requests: int = 0
 
 
-def skip_reason(post: SocialPost, *, now: datetime, max_age: timedelta) -> str | None:
+def skip_reason(
+    post: SocialPost, *, now: datetime, max_age: timedelta, note_shown: bool = False
+) -> str | None:
     """Why this post gets no note, or None."""
+    if post.created_at - now > FUTURE_SKEW:
+        hours = (post.created_at - now).total_seconds() / 3600
+        return f"dated {hours:.1f} h in the future ({post.created_at.isoformat()})"
     if now - post.created_at > max_age:
         hours = (now - post.created_at).total_seconds() / 3600
         return f"older than {max_age.total_seconds() / 3600:g} h ({hours:.1f} h)"
+    if note_shown:
+        return "a note on this post's media is already shown (matched_media_notes)"
     if post.media and all(m.kind in VIDEO_KINDS for m in post.media):
         return "video-only post (video is not analysed)"
     unreadable = [m for m in post.media if m.kind not in VIDEO_KINDS and (not m.url or m.note)]

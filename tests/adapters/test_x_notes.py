@@ -124,6 +124,8 @@ def test_at_most_max_drafts_per_poll_are_handed_on_and_the_rest_stay_unseen(
     assert {"11", "14"}.isdisjoint({s.id for s in result.summons})
 
 
+# Spec 2.167's Problem names no rate-limit type; X's 429 is 2.159's `about:blank` problem.
+@pytest.mark.off_spec("spec 2.167 has no problem type for a 429")
 def test_a_429_on_the_feed_is_rate_limited_until_xs_reset(
     feed: FakeNotesApi, db: Database, clock: Clock
 ) -> None:
@@ -182,11 +184,12 @@ def test_evaluate_sends_exactly_post_id_and_note_text_on_the_configured_path(
     assert feed.calls("POST /2/evaluate_note") == 1
 
 
-def test_evaluate_of_a_post_x_does_not_know_is_not_eligible(
-    feed: FakeNotesApi, clock: Clock
-) -> None:
-    with pytest.raises(NotEligible):
+def test_an_evaluate_404_is_an_error_never_not_eligible(feed: FakeNotesApi, clock: Clock) -> None:
+    with pytest.raises(PlatformError) as caught:
         client(feed, clock).evaluate("999", NOTE)
+    assert not isinstance(caught.value, NotEligible)
+    assert caught.value.status == 404 and not caught.value.retryable
+    assert feed.calls("POST /2/notes/evaluate") == feed.calls("POST /2/evaluate_note") == 1
 
 
 # --- Submitting ---------------------------------------------------------------------------
@@ -315,14 +318,15 @@ def test_a_note_queued_for_the_cap_longer_than_its_ttl_expires(
     assert feed.calls("POST /2/notes") == 0
 
 
-def test_a_note_the_fake_refuses_as_invalid_is_a_final_error(
+def test_a_note_without_an_http_source_is_a_final_error_and_never_sent(
     feed: FakeNotesApi, db: Database, clock: Clock
 ) -> None:
     prepare(db, "11")
     with pytest.raises(PlatformError) as caught:
         adapter(feed, db, clock).post_reply(summons("11"), "No source given at all.")
-    assert caught.value.status == 400 and not caught.value.retryable
-    assert feed.notes == []
+    assert "no http(s):// source URL" in str(caught.value) and not caught.value.retryable
+    # Both specs' NoteInfo.text pattern refuses it: it never goes out.
+    assert feed.calls("POST /2/notes") == 0 and feed.notes == []
 
 
 def test_notes_written_pages_are_read_with_their_evaluator_buckets(

@@ -253,8 +253,12 @@ def test_each_spelling_gets_the_guard_verdict_and_facet_in_the_table(row: Row) -
 
 @pytest.mark.parametrize("row", ROWS.values(), ids=ROWS.keys())
 def test_every_platform_applies_the_same_url_rules(row: Row) -> None:
+    # Notes add their own rules (a note needs an http(s):// source X accepts), not URL rules.
     verdicts = {
-        platform: ([p.code for p in report.problems], report.urls)
+        platform: (
+            [p.code for p in report.problems if not p.code.value.startswith("notes_")],
+            report.urls,
+        )
         for platform in Platform
         for report in [guard(row, platform)]
     }

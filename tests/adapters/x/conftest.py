@@ -1,4 +1,5 @@
-"""Fixtures of the X adapter tests: the mocked X API and the recorded sleeps."""
+"""Fixtures of the X adapter tests: the mocked X API (every exchange with it held to X's
+published OpenAPI specs after the test, `tests/contract`) and the recorded sleeps."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import responses
 from tests.adapters.x.helpers import (
     Sleeps,
 )
+from tests.contract.plugin import enforce, from_requests_mock, off_spec_reason
 
 
 @pytest.fixture
-def api() -> Iterator[responses.RequestsMock]:
+def api(request: pytest.FixtureRequest) -> Iterator[responses.RequestsMock]:
     with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
         yield mock
+        # Inside the block: leaving it resets `mock.calls`.
+        enforce(from_requests_mock(mock, off_spec_reason(request)))
 
 
 @pytest.fixture

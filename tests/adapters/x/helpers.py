@@ -31,10 +31,18 @@ BOT_ID = "1500000000000000001"
 MENTIONS = f"{API}/users/{BOT_ID}/mentions"
 BOT_TWEETS = f"{API}/users/{BOT_ID}/tweets"
 POST = f"{API}/tweets"
-# The 429 body X API v2 sends (an RFC 7807 problem); the reset time comes in the headers.
-TOO_MANY = {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429}
+# X API v2 sends its errors as RFC 7807 problems: this media type, with `type` and `title`
+# required (both specs' `default` answers; `about:blank` is spec 2.159's GenericProblem).
+PROBLEM = "application/problem+json"
+# The 429 body X API v2 sends; the reset time comes in the headers.
+TOO_MANY = {
+    "title": "Too Many Requests",
+    "type": "about:blank",
+    "detail": "Too Many Requests",
+    "status": 429,
+}
 # The 503 body X API v2 sends when it is overloaded.
-OVERLOADED = {"title": "Service Unavailable", "detail": "Overloaded"}
+OVERLOADED = {"title": "Service Unavailable", "type": "about:blank", "detail": "Overloaded"}
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "x"
 NEXT_TOKEN = "7140dibdnow9c7btw3w29grvxfcgvpb9n9coehpk7xz5i"
 

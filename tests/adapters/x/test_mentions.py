@@ -20,6 +20,7 @@ from tests.adapters.x.helpers import (
     MENTIONS,
     NEXT_TOKEN,
     OVERLOADED,
+    PROBLEM,
     SECRETS,
     TOO_MANY,
     Sleeps,
@@ -245,7 +246,7 @@ def test_fetch_retries_a_failed_page_without_losing_its_token(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
     api.get(MENTIONS, json=fixture("mentions_page1"))
-    api.get(MENTIONS, status=503, json=OVERLOADED)
+    api.get(MENTIONS, status=503, content_type=PROBLEM, json=OVERLOADED)
     api.get(MENTIONS, body=requests.ConnectionError("connection reset by peer"))
     api.get(MENTIONS, json=fixture("mentions_page2"))
 
@@ -260,7 +261,13 @@ def test_fetch_retries_a_failed_page_without_losing_its_token(
 def test_fetch_rate_limited_raises_with_reset_and_does_not_sleep(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.get(MENTIONS, status=429, json=TOO_MANY, headers=limits(450, 0, 1772450100))
+    api.get(
+        MENTIONS,
+        status=429,
+        content_type=PROBLEM,
+        json=TOO_MANY,
+        headers=limits(450, 0, 1772450100),
+    )
 
     with pytest.raises(RateLimited) as err:
         adapter(sleeps).fetch_summons("1897000000000000001")

@@ -13,11 +13,14 @@ from storage.db import Database
 from storage.models import Request as RequestRow
 from tests.adapters.x.helpers import (
     BOT_TWEETS,
+    NOT_VISIBLE,
     POST,
+    PROBLEM,
     READ_ONLY_TOKEN,
     Sleeps,
     adapter,
     fixture,
+    forbidden,
     summons,
 )
 
@@ -30,14 +33,15 @@ def posting_request(db: Database, mention: Summons, text: str) -> int:
     with db.transaction() as session:
         # An earlier intake, so this database has seen X since before the mention (a new
         # database would look for our reply before the first attempt too).
-        session.add(
-            RequestRow(
-                platform="x",
-                summons_id="1890000000000000000",
-                state="posted",
-                created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        if session.get(RequestRow, 1) is None:
+            session.add(
+                RequestRow(
+                    platform="x",
+                    summons_id="1890000000000000000",
+                    state="posted",
+                    created_at=datetime(2026, 1, 1, tzinfo=UTC),
+                )
             )
-        )
         row = RequestRow(
             platform="x",
             summons_id=mention.id,
@@ -66,7 +70,7 @@ def test_a_duplicate_refusal_without_our_reply_on_the_timeline_is_a_failure_not_
     from bot.config import RuntimeConfig
     from bot.posting import post_one
 
-    api.post(POST, status=403, json=DUPLICATE)
+    api.post(POST, status=403, content_type=PROBLEM, json=DUPLICATE)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))  # no reply to this mention there
     request_id = posting_request(db, summons("1897000000000000400"), "Same text as before")
 
@@ -87,7 +91,7 @@ def test_a_duplicate_refusal_with_our_reply_found_is_posted_with_its_receipt(
     from bot.config import RuntimeConfig
     from bot.posting import post_one
 
-    api.post(POST, status=403, json=DUPLICATE)
+    api.post(POST, status=403, content_type=PROBLEM, json=DUPLICATE)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))
     request_id = posting_request(db, summons("1897000000000000102"), "The Great Wall ...")
 
@@ -106,7 +110,7 @@ def test_a_permission_refusal_keeps_the_request_queued_and_reports_it(
     from bot.posting import post_one
     from bot.summary import overview
 
-    api.post(POST, status=403, json=READ_ONLY_TOKEN)
+    api.post(POST, status=403, content_type=PROBLEM, json=READ_ONLY_TOKEN)
     request_id = posting_request(db, summons(), "hello")
     x = adapter(sleeps)
 
@@ -124,3 +128,62 @@ def test_a_permission_refusal_keeps_the_request_queued_and_reports_it(
         assert row.last_error is not None and row.last_error.startswith("AccessDenied")
     assert len(api.calls) == 1  # posting stopped after the first refusal
     assert overview(db).recent_errors[0][0] == request_id
+
+
+# X's other wording of the reply rule for self-serve apps.
+ONLY_MENTIONED = (
+    "You can only reply to or quote posts where you are mentioned or have been otherwise "
+    "engaged by the author."
+)
+
+
+def test_reply_rule_refusals_in_a_row_stop_posting_and_status_says_why(
+    api: responses.RequestsMock, sleeps: Sleeps, db: Database
+) -> None:
+    from bot.config import RuntimeConfig
+    from bot.posting import post_one
+    from bot.summary import overview
+
+    for _ in range(3):
+        api.post(POST, status=403, content_type=PROBLEM, json=forbidden(ONLY_MENTIONED))
+    x = adapter(sleeps, max_reply_refusals=3)
+    refused = [
+        posting_request(db, summons(f"189700000000000050{i}"), f"reply {i}") for i in range(3)
+    ]
+    for request_id in refused:
+        assert post_one(db, x, request_id, RuntimeConfig()) is False
+    assert x.posting_halted is not None and "3 reply-rule refusals in a row" in x.posting_halted
+
+    later = posting_request(db, summons("1897000000000000510"), "a fourth reply")
+    assert post_one(db, x, later, RuntimeConfig()) is False
+
+    assert len(api.calls) == 3  # nothing sent after the third refusal
+    with db.session() as session:
+        rows = [session.get(RequestRow, i) for i in (*refused, later)]
+        states = [row.state if row is not None else None for row in rows]
+        waiting = session.get(RequestRow, later)
+        assert waiting is not None and waiting.last_error is not None
+        assert "reply-rule refusals in a row" in waiting.last_error
+    assert states == ["failed", "failed", "failed", "posting"]  # the fourth waits, unburnt
+    assert overview(db).recent_errors[0][0] == later
+
+
+def test_a_posted_reply_or_another_refusal_breaks_the_run_of_reply_rule_refusals(
+    api: responses.RequestsMock, sleeps: Sleeps
+) -> None:
+    from adapters.base import ReplyForbidden
+
+    x = adapter(sleeps, max_reply_refusals=2)
+    api.post(POST, status=403, content_type=PROBLEM, json=forbidden(ONLY_MENTIONED))
+    api.post(POST, status=201, json=fixture("create_tweet"))
+    api.post(POST, status=403, content_type=PROBLEM, json=forbidden(ONLY_MENTIONED))
+    api.post(POST, status=403, content_type=PROBLEM, json=forbidden(NOT_VISIBLE))
+    outcomes = []
+    for i in range(4):
+        try:
+            x.post_reply(summons(f"189700000000000060{i}"), f"text {i}")
+            outcomes.append("posted")
+        except ReplyForbidden:
+            outcomes.append("refused")
+    assert outcomes == ["refused", "posted", "refused", "refused"]
+    assert x.posting_halted is None  # a vanished parent is not the reply rule

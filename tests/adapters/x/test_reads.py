@@ -19,6 +19,7 @@ from tests.adapters.x.helpers import (
     NEXT_TOKEN,
     OVERLOADED,
     POST,
+    PROBLEM,
     TOO_MANY,
     Sleeps,
     adapter,
@@ -46,8 +47,14 @@ def test_find_reply_reads_at_most_two_pages(api: responses.RequestsMock, sleeps:
 def test_find_reply_reads_nothing_after_x_refused_the_attempt(
     api: responses.RequestsMock, sleeps: Sleeps
 ) -> None:
-    api.post(POST, status=429, json=TOO_MANY, headers={"x-rate-limit-reset": "1772450100"})
-    api.post(POST, status=503, json=OVERLOADED)
+    api.post(
+        POST,
+        status=429,
+        content_type=PROBLEM,
+        json=TOO_MANY,
+        headers={"x-rate-limit-reset": "1772450100"},
+    )
+    api.post(POST, status=503, content_type=PROBLEM, json=OVERLOADED)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))
     x = adapter(sleeps, server_retries=0)
 
