@@ -71,6 +71,11 @@ def startup_report(settings: Settings, kit: Toolkit) -> StartupReport:
             "it does not hold are abstained on; add a web search provider ([search] providers "
             'such as "serper" or "brave", with its key) or documents (factnote index add)'
         )
+    if settings.memory.mode != "off" and settings.memory.use_proposed:
+        report.warnings.append(
+            "memory.use_proposed is on: what the bot learned from its own episodes reaches "
+            "later prompts without a moderator's approval, so a stranger's post can steer them"
+        )
     llm = kit.cfg.llm
     report.lines.append(
         f"LLM: {llm.model} at {llm.base_url or 'the OpenAI API'}"
