@@ -47,7 +47,13 @@ def build_items(texts: list[str], n: int, seed: int = 0) -> list[MemoryItem]:
         rng.shuffle(words)
         trigger = f"claims like: {' '.join(words[:8])}" + (f" v{i}" if i >= len(texts) else "")
         items.append(
-            MemoryItem(phase=phases[i % 3], trigger=trigger, strategy=STRATEGY, kind="improve")
+            MemoryItem(
+                phase=phases[i % 3],
+                trigger=trigger,
+                strategy=STRATEGY,
+                kind="improve",
+                status="approved",
+            )
         )
     return items
 

@@ -116,7 +116,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "memory": LazyCommand(
         "bot.commands.memory:app",
-        "Experience memory: learn, list, disable, delete, export, import.",
+        "Experience memory: learn, list, approve, reject, disable, delete, export, import.",
     ),
 }
 

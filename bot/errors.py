@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pipeline.redaction import redact
+
 _SECRET_MARKERS = ("api_key", "password", "secret", "token")
 CONFIG_HINT = "set it in the config file (--config) or the environment"
 
@@ -118,4 +120,5 @@ def _cannot_connect(exc: BaseException) -> bool:
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     text = lines[0] if lines else type(exc).__name__
-    return re.sub(r"^\([\w.]+\) ", "", text)
+    # SQLAlchemy quotes an unparsable URL whole: its password is masked with the rest.
+    return redact(re.sub(r"^\([\w.]+\) ", "", text))

@@ -3,9 +3,10 @@ and a scheduler that only speaks when it has something to say.
 
 `setup_logging` installs one handler on stderr, as text for people or as JSON lines for log
 aggregators (stable keys: `ts`, `level`, `logger`, `message`, plus the fields of the event).
-Every line passes through `redact`, which replaces the values of secret environment variables
-(API keys, passwords, tokens) and the password of a database URL with `***`: a library that
-puts a key in an error message must not put it in the logs.
+Every line passes through `redact` (`pipeline.redaction`), which replaces the values of secret
+environment variables (API keys, passwords, tokens), in every escaped form, and the userinfo of
+every URL (a database password, an LLM base URL's credentials) with `***`: a library that puts
+a key in an error message or a URL in a request line must not put it in the logs.
 
 `log_transition` is the one way a request's state change is logged, so that `grep request=42`
 (or a query on `request_id` in JSON) shows a request's whole life.
@@ -23,6 +24,8 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Literal, TextIO
 
+from pipeline.redaction import MIN_SECRET_CHARS, redact
+
 LogFormat = Literal["text", "json"]
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS: tuple[LogFormat, ...] = ("text", "json")
@@ -30,7 +33,6 @@ LOG_FORMATS: tuple[LogFormat, ...] = ("text", "json")
 TRANSITIONS = "factnote.requests"  # the logger of request transitions
 _FIELDS = "factnote_fields"  # the LogRecord attribute carrying an event's structured fields
 _SECRET_NAME_MARKERS = ("KEY", "PASSWORD", "SECRET", "TOKEN")
-_MIN_SECRET_CHARS = 4  # shorter values would redact ordinary words
 _REASON_CHARS = 300  # a reason is cut here in text lines (JSON keeps 1000)
 
 log = logging.getLogger(TRANSITIONS)
@@ -51,11 +53,11 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
         for name, value in env.items()
         if name.startswith(("FACTNOTE_", "OPENAI_"))
         and any(marker in name.upper() for marker in _SECRET_NAME_MARKERS)
-        and len(value) >= _MIN_SECRET_CHARS
+        and len(value) >= MIN_SECRET_CHARS
     }
     url = env.get("FACTNOTE_DATABASE_URL", "")
     password = _url_password(url)
-    if password and len(password) >= _MIN_SECRET_CHARS:
+    if password and len(password) >= MIN_SECRET_CHARS:
         found.add(password)
     # Longest first, so that a secret containing another is replaced whole.
     return sorted(found, key=len, reverse=True)
@@ -68,11 +70,19 @@ def _url_password(url: str) -> str | None:
     return credentials.split(":", 1)[1] if ":" in credentials else None
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if secret and secret in text:
-            text = text.replace(secret, "***")
-    return text
+# The secrets `setup_logging` found, for `log_transition` to mask before it escapes a reason.
+_active_secrets: list[str] = []
+
+
+def _redact_fields(value: Any, secrets: list[str]) -> Any:
+    """An event's fields with every string redacted, before JSON escapes them."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: _redact_fields(item, secrets) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_fields(item, secrets) for item in value]
+    return value
 
 
 # --- formatters -------------------------------------------------------------------------------
@@ -101,7 +111,7 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": redact(record.getMessage(), self.secrets),
         }
         fields = getattr(record, _FIELDS, None)
         if isinstance(fields, dict):
@@ -109,6 +119,9 @@ class JsonFormatter(logging.Formatter):
                 payload.setdefault(key, value)
         if record.exc_info:
             payload["exception"] = self.formatException(record.exc_info)
+        # Redacted before JSON escapes a secret's quote or backslash, and after, for the escaped
+        # forms a message carried already.
+        payload = _redact_fields(payload, self.secrets)
         return redact(json.dumps(payload, ensure_ascii=False, default=str), self.secrets)
 
 
@@ -134,6 +147,7 @@ def setup_logging(level: str = "warning", fmt: LogFormat = "text") -> None:
     if not isinstance(numeric, int):
         raise ValueError(f"unknown log level {level!r} (use one of {', '.join(LOG_LEVELS)})")
     secrets = secret_values()
+    _active_secrets[:] = secrets
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _OurHandler)]:
         root.removeHandler(handler)
@@ -169,6 +183,9 @@ def log_transition(
     the fields `request_id`, `platform`, `previous`, `state`, `actor`, `verdict`, `reason`,
     `error`, `timings`."""
     new, old, said = _value(state), _value(previous), _value(verdict)
+    # Masked before `json.dumps` escapes them (the formatters mask escaped forms too).
+    reason = redact(reason, _active_secrets) if reason else reason
+    error = redact(error, _active_secrets) if error else error
     rounded = {k: round(float(v), 3) for k, v in (timings or {}).items()}
     fields: dict[str, Any] = {
         "event": "transition",

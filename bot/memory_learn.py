@@ -32,10 +32,12 @@ from bot.memory_store import StoredMemory, distilled, judgment_from_row, save_ju
 from pipeline.judge import JUDGED_STATUSES, Judge, Judgment
 from pipeline.llm import CallLedger, LLMClient, LLMError
 from pipeline.memory import Episode, MemoryItem, distill, edit_diff
+from pipeline.memory_checks import stranger_texts
 from pipeline.records import Decision, Post
 from storage.db import Database
 from storage.models import DecisionRow, MemorySource, ReviewAction
 from storage.models import Judgment as JudgmentRow
+from storage.models import Request as RequestRow
 from storage.repositories import decision_from_row, latest_decision
 
 log = logging.getLogger(__name__)
@@ -59,16 +61,20 @@ def learn_from_judgment(
     source: str,
     decision: Decision,
     judgment: Judgment,
+    post: Post | None = None,
 ) -> list[MemoryItem]:
     """Credits the items `decision` used by the judged mode, then distills the episode."""
     memory.credit([use.id for use in decision.trace.memory], judgment.mode)
     if memory.cfg.mode != "learn" or source in distilled(memory.db, [source]):
         return []
-    items = distill(llm, ledger, Episode.judged(source, decision, judgment), memory.cfg)
+    strangers = stranger_texts(post, decision)
+    items = distill(llm, ledger, Episode.judged(source, decision, judgment, strangers), memory.cfg)
     return memory.learn(items, source)
 
 
-def review_episode(action: ReviewAction, decision: Decision | None) -> Episode:
+def review_episode(
+    action: ReviewAction, decision: Decision | None, post: Post | None = None
+) -> Episode:
     detail = action.detail or {}
     reply = decision.reply if decision else None
     if action.action == "edit":
@@ -90,6 +96,8 @@ def review_episode(action: ReviewAction, decision: Decision | None) -> Episode:
         queries=[q for r in decision.trace.rounds for q in r.queries] if decision else (),
         reply=reply,
         feedback=feedback,
+        actor=action.actor,
+        strangers=stranger_texts(post, decision),
     )
 
 
@@ -129,8 +137,25 @@ def learn_from_reviews(
         ).all()
         done = distilled(db, [f"review:{a.id}" for a in actions])
         pending = [a for a in actions if f"review:{a.id}" not in done][:limit]
-        episodes = [review_episode(a, latest_decision(session, a.request_id)) for a in pending]
+        episodes = [
+            review_episode(
+                a,
+                latest_decision(session, a.request_id),
+                checked_post(session.get(RequestRow, a.request_id)),
+            )
+            for a in pending
+        ]
     return _distill_each(episodes, memory, llm, ledger, report)
+
+
+def checked_post(request: RequestRow | None) -> Post | None:
+    """The checked post with its parent, quote and images, as stored with its request: what
+    strangers wrote in the episode. Falls back to `target_post` for an older shape."""
+    target = request.target if request is not None else None
+    try:
+        return Post.model_validate(target) if target else None
+    except ValidationError:
+        return target_post(target)
 
 
 def target_post(target: dict[str, Any] | None) -> Post | None:
@@ -164,7 +189,7 @@ def judge_decisions(
             .order_by(DecisionRow.id.desc())
             .limit(limit)
         ).all()
-        work = [(r.id, decision_from_row(r), target_post(r.request.target)) for r in rows]
+        work = [(r.id, decision_from_row(r), checked_post(r.request)) for r in rows]
     for decision_id, decision, post in work:
         if post is None:
             continue
@@ -181,6 +206,7 @@ def judge_decisions(
                 source=f"decision:{decision_id}",
                 decision=decision,
                 judgment=judgment,
+                post=post,
             )
         except LLMError:
             report.failures += 1
@@ -207,10 +233,15 @@ def learn_from_judgments(
             .order_by(JudgmentRow.id)
             .limit(limit)
         ).all()
-        work = {d.id: (decision_from_row(d), judgment_from_row(j)) for j, d in rows}
+        work = {
+            d.id: (decision_from_row(d), judgment_from_row(j), checked_post(d.request))
+            for j, d in rows
+        }
     episodes = [
-        Episode.judged(f"decision:{decision_id}", decision, judgment)
-        for decision_id, (decision, judgment) in work.items()
+        Episode.judged(
+            f"decision:{decision_id}", decision, judgment, stranger_texts(post, decision)
+        )
+        for decision_id, (decision, judgment, post) in work.items()
     ]
     return _distill_each(episodes, memory, llm, ledger, report)
 

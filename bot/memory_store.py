@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from pipeline.config import MemoryConfig
 from pipeline.judge import Judgment
-from pipeline.memory import MemoryIndex, MemoryItem, Mode, Phase
+from pipeline.memory import STATUSES, MemoryIndex, MemoryItem, Mode, Phase
 from pipeline.records import utcnow
 from pipeline.relevance import Embedder
 from storage.db import Database
@@ -106,17 +106,20 @@ class StoredMemory:
         with self._lock:  # read under the lock: an item learned meanwhile is not taken as gone
             self._refreshed = time.monotonic()  # a failed read is tried again in refresh_s
             with self.db.session() as session:
-                query = select(MemoryItemRow.id, MemoryItemRow.disabled)
-                stored = {item_id: off for item_id, off in session.execute(query)}
-            if set(stored) - {i.id for i in self.index.items}:
-                # Rare (a command learned or imported): reloading is simpler than merging.
+                query = select(MemoryItemRow.id, MemoryItemRow.disabled, MemoryItemRow.status)
+                stored = {item_id: (off, status) for item_id, off, status in session.execute(query)}
+            if set(stored) - {i.id for i in self.index.items} or any(
+                stored[i.id][1] != i.status for i in self.index.items if i.id in stored
+            ):
+                # Rare (a command learned or imported, a person approved or rejected):
+                # reloading is simpler than merging.
                 self.index = self._load()
                 return
             gone = [i.id for i in self.index.items if i.id not in stored]
             self.index.remove(gone)
             for item in self.index.items:
-                if item.disabled != stored[item.id]:
-                    self.index.set_disabled(item.id, stored[item.id])
+                if item.disabled != stored[item.id][0]:
+                    self.index.set_disabled(item.id, stored[item.id][0])
 
     def record_uses(self, ids: Sequence[str], when: datetime) -> None:
         with self._lock:
@@ -163,14 +166,18 @@ class StoredMemory:
 
     # -- governance -------------------------------------------------------------------------
 
-    def find(self, text: str = "", phase: Phase | None = None) -> list[MemoryItem]:
-        """Items whose trigger or strategy contains `text` (any case), newest first."""
+    def find(
+        self, text: str = "", phase: Phase | None = None, status: str = ""
+    ) -> list[MemoryItem]:
+        """Items whose trigger or strategy contains `text` (any case), of `status` ("" for
+        any), newest first."""
         needle = text.lower()
         with self._lock:
             items = [
                 i
                 for i in self.index.items
                 if (phase is None or i.phase is phase)
+                and (not status or i.status == status)
                 and (needle in i.trigger.lower() or needle in i.strategy.lower())
             ]
         return sorted(items, key=lambda i: i.created, reverse=True)
@@ -192,8 +199,13 @@ class StoredMemory:
             return [i.model_dump(mode="json") for i in self.index.items]
 
     def import_items(self, records: Iterable[dict[str, Any]]) -> int:
-        """Items exported from another deployment, added like distilled ones; how many."""
-        items = [MemoryItem.model_validate(r) for r in records]
+        """Items exported from another deployment, added like distilled ones, each proposed
+        whatever it was there (a person here approves it); how many."""
+        undecided = {"status": "proposed", "origin": "import", "decided_by": None}
+        items = [
+            MemoryItem.model_validate({**r, **undecided, "decided_at": None, "reason": ""})
+            for r in records
+        ]
         before = len(self.index)
         self.learn(items, source=f"import:{utcnow().isoformat(timespec='seconds')}")
         return len(self.index) - before
@@ -224,8 +236,8 @@ class StoredMemory:
 def list_items(
     db: Database, text: str = "", phase: Phase | None = None, status: str = ""
 ) -> list[MemoryItem]:
-    """Items whose trigger or strategy contains `text` (any case), of `phase`, "enabled" or
-    "disabled" ("" for both), newest first."""
+    """Items whose trigger or strategy contains `text` (any case), of `phase`, "enabled",
+    "disabled" or one of `pipeline.memory.STATUSES` ("" for any), newest first."""
     stmt = select(MemoryItemRow).order_by(MemoryItemRow.created_at.desc(), MemoryItemRow.id)
     if text.strip():
         needle = f"%{text.strip().lower()}%"
@@ -239,6 +251,8 @@ def list_items(
         stmt = stmt.where(MemoryItemRow.phase == phase.value)
     if status in ("enabled", "disabled"):
         stmt = stmt.where(MemoryItemRow.disabled.is_(status == "disabled"))
+    elif status in STATUSES:
+        stmt = stmt.where(MemoryItemRow.status == status)
     with db.session() as session:
         return [item_from_row(r) for r in session.scalars(stmt)]
 
@@ -326,6 +340,48 @@ def set_item_disabled(db: Database, item_id: str, disabled: bool, actor: str) ->
             )
     log.warning("memory item %s %s by %s", item_id, "disabled" if disabled else "enabled", actor)
     return True
+
+
+class DecisionRefused(Exception):
+    """An approval or rejection that cannot be made (the message says why)."""
+
+
+# Which statuses a person may move an item from, per decision. A refused item copied a
+# stranger's words: nobody approves it (a moderator may write the lesson as an edit instead).
+_DECIDABLE = {"approve": ("proposed", "rejected"), "reject": ("proposed", "approved")}
+
+
+def decide_item(
+    db: Database, item_id: str, decision: str, actor: str, reason: str = ""
+) -> MemoryItem:
+    """A person's approval (the item reaches prompts from now on) or rejection (it never
+    does) of an item, stored with who made it, when and why in the item and in the
+    governance log. Raises `DecisionRefused` for an unknown item or a move not allowed."""
+    if decision not in _DECIDABLE:
+        raise DecisionRefused(f"unknown decision {decision!r}")
+    new = "approved" if decision == "approve" else "rejected"
+    with db.transaction() as session:
+        row = session.get(MemoryItemRow, item_id)
+        if row is None:
+            raise DecisionRefused(f"no memory item {item_id}")
+        if row.status not in _DECIDABLE[decision]:
+            why = f": {row.reason}" if row.reason else ""
+            raise DecisionRefused(f"memory item {item_id} is {row.status}{why}")
+        old = row.status
+        row.status, row.decided_by, row.decided_at = new, actor, utcnow()
+        row.reason = reason.strip()[:500]
+        session.add(
+            SettingChange(
+                key=CHANGE_PREFIX + item_id,
+                old_value=old,
+                new_value=new,
+                actor=actor or "?",
+                note=(f"{_summary(row)} ({row.reason})" if row.reason else _summary(row))[:500],
+            )
+        )
+        item = item_from_row(row)
+    log.warning("memory item %s %s by %s", item_id, new, actor)
+    return item
 
 
 def delete_item(db: Database, item_id: str, actor: str) -> MemoryItem | None:

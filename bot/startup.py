@@ -13,10 +13,9 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 from bot import platforms
 from bot.config import Settings
+from pipeline.redaction import shown_url
 from pipeline.toolkit import Toolkit
 
 log = logging.getLogger("factnote.run")
@@ -71,15 +70,18 @@ def startup_report(settings: Settings, kit: Toolkit) -> StartupReport:
             "it does not hold are abstained on; add a web search provider ([search] providers "
             'such as "serper" or "brave", with its key) or documents (factnote index add)'
         )
+    if settings.memory.mode != "off" and settings.memory.use_proposed:
+        report.warnings.append(
+            "memory.use_proposed is on: what the bot learned from its own episodes reaches "
+            "later prompts without a moderator's approval, so a stranger's post can steer them"
+        )
     llm = kit.cfg.llm
     report.lines.append(
-        f"LLM: {llm.model} at {llm.base_url or 'the OpenAI API'}"
+        f"LLM: {llm.model} at {shown_url(llm.base_url) or 'the OpenAI API'}"
         if kit.llm.configured
         else "LLM: none configured (posts that need one end as needs_llm)"
     )
-    report.lines.append(
-        f"database: {make_url(settings.database_url).render_as_string(hide_password=True)}"
-    )
+    report.lines.append(f"database: {shown_url(settings.database_url)}")
     return report
 
 

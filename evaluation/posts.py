@@ -31,6 +31,7 @@ from pipeline.config import GuardConfig, MemoryConfig
 from pipeline.judge import GATES, Judge, Judgment
 from pipeline.llm import CallLedger, LLMClient, LLMError
 from pipeline.memory import Episode, MemoryIndex, distill
+from pipeline.memory_checks import stranger_texts
 from pipeline.records import (
     Decision,
     DecisionStatus,
@@ -209,7 +210,8 @@ class EvalRun:
         self.memory.credit([u.id for u in decision.trace.memory], judgment.mode, now)
         if self.distiller is None:
             return
-        episode = Episode.judged(f"eval:{item.id}", decision, judgment)
+        strangers = stranger_texts(item.post(), decision)  # the copy check, as the bot's
+        episode = Episode.judged(f"eval:{item.id}", decision, judgment, strangers)
         try:
             items = distill(self.distiller, self.judge_ledger, episode, self.memory_cfg)
         except LLMError:

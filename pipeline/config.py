@@ -394,6 +394,10 @@ class MemoryConfig(BaseModel):
     # An episode that used an item and was judged unsatisfactory multiplies its weight by this.
     penalty: float = Field(default=0.7, gt=0.0, le=1.0)
     max_items_per_episode: int = Field(default=3, ge=1, le=6)
+    # Items distilled from the bot's own episodes (judged checks, approved replies, imports)
+    # wait for a moderator's approval before any check sees them. True shows them unreviewed:
+    # a stranger's post then steers later prompts through what the bot learned from it.
+    use_proposed: bool = False
 
 
 class PipelineConfig(BaseModel):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 import httpx
 import pydantic
@@ -36,6 +37,7 @@ from pipeline.llm_output import (
     text_answer,
 )
 from pipeline.records import LLMCall, utcnow
+from pipeline.redaction import redact
 
 if TYPE_CHECKING:
     # The SDK's import (its generated types) costs most of a second of start-up; a run with no
@@ -225,6 +227,12 @@ class LLMClient:
         self._sleep = sleep
         self._backoff = wait_random_exponential(multiplier=BACKOFF_MULTIPLIER_S, max=BACKOFF_MAX_S)
         self._client: openai.OpenAI | None = None
+        # What an error text must never carry: the key (a 401 body may echo it) and the base
+        # URL's credentials, alone or in the URL (`pipeline.redaction`).
+        base = urlsplit(cfg.base_url or "")
+        self._secrets = [
+            s for s in (cfg.api_key.get_secret_value() if cfg.api_key else "", base.password) if s
+        ]
         if cfg.configured:
             import openai
 
@@ -242,6 +250,10 @@ class LLMClient:
     @property
     def configured(self) -> bool:
         return self._cfg.configured
+
+    def _safe(self, text: str) -> str:
+        """`text` (an SDK error) without the key or the base URL's credentials."""
+        return redact(text, self._secrets)
 
     @property
     def model(self) -> str:
@@ -331,6 +343,7 @@ class LLMClient:
         t0 = time.monotonic()
 
         def record(error: str | None) -> None:
+            error = redact(error, self._secrets) if error else error
             ledger.add(
                 LLMCall(
                     step=step,
@@ -450,7 +463,7 @@ class LLMClient:
         except openai.APIStatusError as err:
             raise LLMTransportError(
                 f"{step}: LLM endpoint answered HTTP {err.status_code} "
-                f"after {tally.attempts} attempt(s): {clip(err.message, REASON_CHARS)}",
+                f"after {tally.attempts} attempt(s): {clip(self._safe(err.message), REASON_CHARS)}",
                 step=step,
                 status_code=err.status_code,
             ) from err
@@ -463,7 +476,7 @@ class LLMClient:
         except openai.OpenAIError as err:
             raise LLMTransportError(
                 f"{step}: LLM request failed after {tally.attempts} attempt(s): "
-                f"{type(err).__name__}: {clip(str(err), REASON_CHARS)}",
+                f"{type(err).__name__}: {clip(self._safe(str(err)), REASON_CHARS)}",
                 step=step,
             ) from err
         if not isinstance(getattr(completion, "choices", None), list):

@@ -6,7 +6,11 @@ its provenance and use record. One LLM call distills at most a few items from an
 feedback: the judge's (unsatisfactory → avoid, satisfactory → improve, excellent → reuse) or a
 moderator's (rejection → avoid, edit → improve, approval → reuse). URLs and handles are cut
 from what it returns: they are instance details (App. B.2), and a post's author must not be
-able to plant a link that later prompts carry.
+able to plant a link that later prompts carry. An item that repeats a stranger's words from
+its episode is refused; one distilled from the bot's own episode (a judged check, an approved
+reply, an import) is only proposed, and no check sees it until a person approves it (unless an
+admin turned on `use_proposed`); what a moderator's edit or rejection taught is used at once
+(`pipeline.memory_checks`, issue 33).
 
 `MemoryIndex` holds the items in memory and retrieves the top k of one phase whose trigger
 matches a query, by word overlap (share of the trigger's content words found in the query, an
@@ -24,7 +28,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -37,9 +40,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from pipeline.config import MemoryConfig
-from pipeline.lexical import strip_links, terms
+from pipeline.lexical import terms
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.llm_output import DistillAnswer
+from pipeline.memory_checks import clean, copied_from, provenance
 from pipeline.prompts import DISTILL_SYSTEM, distill_user, memory_block
 from pipeline.records import MemoryUse, utcnow
 from pipeline.relevance import Embedder
@@ -48,12 +52,18 @@ if TYPE_CHECKING:
     from pipeline.judge import Judgment
     from pipeline.records import Decision
 
-TEXT_CHARS = 300  # a trigger or strategy is a sentence or two
-_HANDLE_RE = re.compile(r"(?<![\w@])@\w+")
-
 Mode = Literal["unsatisfactory", "satisfactory", "excellent"]
 Signal = Literal["judge", "approve", "edit", "reject"]
 Kind = Literal["avoid", "improve", "reuse"]
+# proposed: distilled from the bot's own episode, waiting for a person; approved: a person
+# confirmed it (or it came from a moderator's edit or rejection); rejected: a person refused
+# it; refused: the copy check refused it (`memory_checks.copied_from`), never approvable.
+Status = Literal["proposed", "approved", "rejected", "refused"]
+Origin = Literal["judge", "approve", "edit", "reject", "import"]
+STATUSES: tuple[Status, ...] = ("proposed", "approved", "rejected", "refused")
+# A moderator's own edit or rejection is a person's judgment: what is learned from it is used
+# at once. Everything else the bot learned from itself waits for a person.
+CONFIRMED_ORIGINS = frozenset({"edit", "reject"})
 
 
 class Phase(StrEnum):
@@ -75,6 +85,18 @@ class MemoryItem(BaseModel):
     last_useful: datetime | None = None
     weight: float = 1.0
     disabled: bool = False
+    status: Status = "proposed"
+    origin: Origin = "judge"
+    decided_by: str | None = None  # who approved or rejected it (the moderator, for edits)
+    decided_at: datetime | None = None
+    reason: str = ""  # why it was refused or rejected
+
+    def usable(self, cfg: MemoryConfig) -> bool:
+        """Whether a check may be shown it: approved, or proposed where an admin turned on
+        `use_proposed`; never disabled, rejected or refused."""
+        if self.disabled:
+            return False
+        return self.status == "approved" or (self.status == "proposed" and cfg.use_proposed)
 
     def effective_weight(self, now: datetime, half_life_days: float) -> float:
         since = self.last_useful or self.created
@@ -141,7 +163,7 @@ class MemoryIndex:
         postings: dict[Phase, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._trigger_terms = {}
         for item in self._items.values():
-            if item.disabled:
+            if not item.usable(self.cfg):
                 continue
             words = _terms(item.trigger)
             self._trigger_terms[item.id] = len(words)
@@ -155,7 +177,9 @@ class MemoryIndex:
                 self._vectors.update({i.id: v for i, v in zip(missing, vectors, strict=True)})
             matrix: dict[Phase, tuple[list[str], np.ndarray]] = {}
             for phase in Phase:
-                ids = [i.id for i in self._items.values() if i.phase is phase and not i.disabled]
+                ids = [
+                    i.id for i in self._items.values() if i.phase is phase and i.usable(self.cfg)
+                ]
                 if ids:
                     matrix[phase] = (ids, np.stack([self._vectors[i] for i in ids]))
             self._matrix = matrix
@@ -201,7 +225,7 @@ class MemoryIndex:
         older text kept, weight restored); then enforce the cap. Returns the item kept and the
         ids removed by the cap."""
         for item in self._items.values():
-            if item.phase is new.phase and not item.disabled and self._near(item, new):
+            if item.phase is new.phase and _merges(item, new) and self._near(item, new):
                 item.sources = list(dict.fromkeys([*item.sources, *new.sources]))
                 item.weight = max(item.weight, new.weight)
                 item.last_useful = now or utcnow()
@@ -209,6 +233,14 @@ class MemoryIndex:
         self._items[new.id] = new
         self._dirty()
         return new, self._cap(now or utcnow())
+
+    def set_status(self, item_id: str, stored: MemoryItem) -> None:
+        """Takes a person's decision on an item (status, who, when, why) from `stored`."""
+        item = self._items.get(item_id)
+        if item is not None:
+            for name in ("status", "decided_by", "decided_at", "reason"):
+                setattr(item, name, getattr(stored, name))
+            self._dirty()
 
     def _near(self, a: MemoryItem, b: MemoryItem) -> bool:
         both = overlap(f"{a.trigger} {a.strategy}", f"{b.trigger} {b.strategy}")
@@ -263,6 +295,17 @@ class MemoryIndex:
         return self.remove(faded)
 
 
+def _merges(old: MemoryItem, new: MemoryItem) -> bool:
+    """Whether `new` may be merged into `old` (which keeps its text and status): never into a
+    disabled item, nor a refused one into anything, nor a confirmed item into one nobody
+    confirmed; a proposal near an item a person approved or rejected adds only its source."""
+    if old.disabled or new.status == "refused" or old.status == "refused":
+        return False
+    return old.status == new.status or (
+        new.status == "proposed" and old.status in ("approved", "rejected")
+    )
+
+
 # --- retrieval into a check -------------------------------------------------------------------
 
 
@@ -279,11 +322,11 @@ class Recall:
         shown are added to `used`, and their use counts raised unless memory is frozen."""
         if self.bank is None or not query.strip():
             return ""
-        shown: list[tuple[str, str, str]] = []
+        shown: list[tuple[str, str, str, str]] = []
         ids: list[str] = []
         for phase in phases:
             for item, score in self.bank.search(phase, query, self.cfg.k):
-                shown.append((item.phase.value, item.trigger, item.strategy))
+                shown.append((item.phase.value, item.trigger, item.strategy, provenance(item)))
                 ids.append(item.id)
                 self.used.append(
                     MemoryUse(id=item.id, phase=item.phase.value, trigger=item.trigger, score=score)
@@ -307,12 +350,22 @@ class Episode:
     reply: str | None = None
     mode: Mode | None = None  # the judge's, for signal "judge"
     feedback: str = ""  # the judge's reasons and lessons, a rejection reason, an edit diff
+    actor: str | None = None  # the moderator, for a moderator's action
+    # (where, text) of what strangers wrote in it (`memory_checks.stranger_texts`)
+    strangers: Sequence[tuple[str, str]] = ()
 
     @classmethod
-    def judged(cls, source: str, decision: Decision, judgment: Judgment) -> Episode:
+    def judged(
+        cls,
+        source: str,
+        decision: Decision,
+        judgment: Judgment,
+        strangers: Sequence[tuple[str, str]] = (),
+    ) -> Episode:
         """A judged decision as an episode; the judge's reasons and lessons are its feedback."""
         lessons = [f"{lesson.phase}: {lesson.lesson}" for lesson in judgment.lessons]
         return cls(
+            strangers=strangers,
             source=source,
             signal="judge",
             mode=judgment.mode,
@@ -359,12 +412,6 @@ def episode_text(episode: Episode) -> str:
     return "\n".join(lines)
 
 
-def clean(text: str) -> str:
-    """No links or handles, one line, at most `TEXT_CHARS` characters."""
-    flat = " ".join(_HANDLE_RE.sub("", strip_links(text)).split())
-    return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
-
-
 def distill(
     llm: LLMClient, ledger: CallLedger, episode: Episode, cfg: MemoryConfig
 ) -> list[MemoryItem]:
@@ -378,19 +425,28 @@ def distill(
         ledger=ledger,
     )
     kind = kind_of(episode)
+    confirmed = episode.signal in CONFIRMED_ORIGINS
     items: list[MemoryItem] = []
     for raw in answer.items[:limit]:
         trigger, strategy = clean(raw.trigger), clean(raw.strategy)
-        if trigger and strategy:
-            items.append(
-                MemoryItem(
-                    phase=Phase(raw.phase),
-                    trigger=trigger,
-                    strategy=strategy,
-                    kind=kind,
-                    sources=[episode.source],
-                )
+        if not (trigger and strategy):
+            continue
+        copied = copied_from([raw.trigger, raw.strategy], episode.strangers)
+        now = utcnow()
+        items.append(
+            MemoryItem(
+                phase=Phase(raw.phase),
+                trigger=trigger,
+                strategy=strategy,
+                kind=kind,
+                sources=[episode.source],
+                origin=episode.signal,
+                status="refused" if copied else "approved" if confirmed else "proposed",
+                decided_by="copy check" if copied else episode.actor if confirmed else None,
+                decided_at=now if copied or confirmed else None,
+                reason=copied or "",
             )
+        )
     return items
 
 

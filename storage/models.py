@@ -505,6 +505,13 @@ class MemoryItemRow(Base):
     last_useful_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    # proposed | approved | rejected | refused (pipeline.memory.Status); only approved items
+    # reach a prompt unless `memory.use_proposed` is on.
+    status: Mapped[str] = mapped_column(String(16), default="proposed", index=True)
+    origin: Mapped[str] = mapped_column(String(16), default="judge")  # judge|approve|edit|...
+    decided_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
 
 
 class MemorySource(Base):

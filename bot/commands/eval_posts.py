@@ -52,7 +52,11 @@ def posts(
         warn(f"cannot read the data: {exc}")
         raise typer.Exit(2) from exc
     settings = loaded(ctx)
-    memory_cfg = settings.memory.model_copy(update={"mode": memory})
+    # "learn" measures what unreviewed learning does within the run, on a copy never stored:
+    # what it learns is proposed, so the copy shows proposals; "frozen" shows what checks do.
+    memory_cfg = settings.memory.model_copy(
+        update={"mode": memory, "use_proposed": settings.memory.use_proposed or memory == "learn"}
+    )
     from storage.db import Database
 
     # The deployment's indexes (local, claims, authority) are tables of its database.

@@ -6,8 +6,10 @@ the items that decayed — the same pass a running bot makes every
 `runtime.memory_learn_interval_s` (`bot.memory_learn.schedule_learning`); `list` searches the
 items with their source episodes (the web app's admin Memory page does the same);
 `disable`, `enable` and `delete` govern one item; `export` and `import` carry items between
-deployments explicitly. Operators only: the command needs the deployment's database and
-settings.
+deployments explicitly. An item learned from the bot's own episodes is proposed: `list
+--proposed` shows those waiting, `approve ID --as NAME` lets checks use one, `reject ID --as
+NAME` never (NAME is a review-app account, recorded with the decision, as on the Memory
+page). Operators only: the command needs the deployment's database and settings.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from bot.commands.settings import loaded
 if TYPE_CHECKING:
     from bot.memory_store import StoredMemory
 
-app = typer.Typer(help="Experience memory: learn, list, disable, delete, export, import.")
+app = typer.Typer(
+    help="Experience memory: learn, list, approve, reject, disable, delete, export, import."
+)
 
 
 @contextmanager
@@ -73,17 +77,70 @@ def learn(
             say(f"judged {judged.episodes}  items {judged.items}  failures {judged.failures}")
         if memory.cfg.mode == "learn":
             say(f"decayed {len(memory.decay())}")
+        waiting = len(memory.find(status="proposed"))
+        say(f"proposed, waiting for a moderator {waiting}  (factnote memory list --proposed)")
 
 
 @app.command("list")
 def list_items(
     ctx: typer.Context,
     text: str = typer.Argument("", help="Only items whose trigger or strategy contain this."),
+    proposed: bool = typer.Option(
+        False, "--proposed", help="Only items waiting for a moderator's approval."
+    ),
+    status: str = typer.Option(
+        "", "--status", help="Only items of this status: proposed, approved, rejected, refused."
+    ),
 ) -> None:
-    """The items, newest first, as JSON lines with their source episodes."""
+    """The items, newest first, as JSON lines with their status and source episodes."""
+    from pipeline.memory import STATUSES
+
+    wanted = "proposed" if proposed else status
+    if wanted and wanted not in STATUSES:
+        warn(f"--status must be one of: {', '.join(STATUSES)}")
+        raise typer.Exit(2)
     with _memory(ctx) as memory:
-        for item in memory.find(text):
+        for item in memory.find(text, status=wanted):
             say(item.model_dump_json())
+
+
+def _decide(ctx: typer.Context, item_id: str, decision: str, actor: str, reason: str) -> None:
+    from bot import users
+    from bot.memory_store import DecisionRefused, decide_item
+    from storage.db import Database
+
+    db = Database(loaded(ctx).database_url)
+    try:
+        account = users.reviewer(db, actor.strip())
+        item = decide_item(db, item_id, decision, account.username, reason)
+    except (users.UserError, DecisionRefused) as exc:
+        warn(str(exc))
+        raise typer.Exit(1) from exc
+    finally:
+        db.dispose()
+    say(f"{item.status} {item.id} as {account.username}: {item.phase.value}: {item.trigger}")
+
+
+@app.command("approve")
+def approve(
+    ctx: typer.Context,
+    item_id: str,
+    actor: str = typer.Option(..., "--as", help="The review-app account approving it."),
+    reason: str = typer.Option("", "--reason", help="A note kept with the approval."),
+) -> None:
+    """Let checks use a proposed (or rejected) item from now on."""
+    _decide(ctx, item_id, "approve", actor, reason)
+
+
+@app.command("reject")
+def reject(
+    ctx: typer.Context,
+    item_id: str,
+    actor: str = typer.Option(..., "--as", help="The review-app account rejecting it."),
+    reason: str = typer.Option("", "--reason", help="Why, kept with the rejection."),
+) -> None:
+    """Never let checks use an item (kept, with who rejected it and why)."""
+    _decide(ctx, item_id, "reject", actor, reason)
 
 
 def _govern(ctx: typer.Context, item_id: str, action: str) -> None:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from bot.config import Settings
 from bot.summary import Overview, overview, poll_failing
+from pipeline.redaction import shown_url
 
 LOCKED_EXIT = 75  # EX_TEMPFAIL: try again later
 
@@ -123,4 +124,4 @@ def print_overview(view: Overview, settings: Settings) -> None:
         )
     for request_id, error in view.recent_errors:
         console.print(Text(f"error in the last hour, request #{request_id}: {error}"))
-    console.print(Text(f"mode: {settings.mode}; audit data: {settings.database_url}"))
+    console.print(Text(f"mode: {settings.mode}; audit data: {shown_url(settings.database_url)}"))

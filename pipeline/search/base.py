@@ -31,6 +31,7 @@ from tenacity import (
 from pipeline.config import SearchConfig
 from pipeline.failures import PipelineFailure
 from pipeline.records import SearchResult
+from pipeline.redaction import redact
 
 C = TypeVar("C")  # a provider's config section
 
@@ -162,10 +163,7 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    return redact(text, secrets)  # the one redaction: escaped forms and URL userinfo too
 
 
 def required_secret(value: SecretStr | None, provider: str, variable: str) -> SecretStr:
@@ -306,8 +304,9 @@ class HttpSearchProvider:
             body = response.text
         except (UnicodeDecodeError, httpx.HTTPError):
             return ""
-        body = " ".join(body.split())[:200]
-        return f" ({_redact(body, self._secrets())})" if body else ""
+        # Redacted before it is cut: a key cut in two would leave its first part.
+        body = _redact(" ".join(body.split()), self._secrets())[:200]
+        return f" ({body})" if body else ""
 
 
 class ConfiguredProvider(HttpSearchProvider, Generic[C]):

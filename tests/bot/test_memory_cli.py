@@ -35,9 +35,16 @@ def test_items_can_be_listed_disabled_deleted_and_carried_to_another_deployment(
                 trigger="vaccine claims",
                 strategy="use WHO",
                 kind="reuse",
+                status="approved",
                 sources=["review:1"],
             ),
-            MemoryItem(phase=Phase.WRITING, trigger="diet fads", strategy="be brief", kind="avoid"),
+            MemoryItem(
+                phase=Phase.WRITING,
+                trigger="diet fads",
+                strategy="be brief",
+                kind="avoid",
+                status="approved",
+            ),
         ],
         "review:1",
     )

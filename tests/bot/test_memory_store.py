@@ -92,7 +92,9 @@ def test_a_judged_decision_credits_the_items_it_used_and_is_distilled(
 ) -> None:
     decision_id = _request_with_actions(db)
     memory = StoredMemory(db, MemoryConfig(penalty=0.5))
-    used = MemoryItem(phase=Phase.WRITING, trigger="lemon", strategy="s", kind="reuse")
+    used = MemoryItem(
+        phase=Phase.WRITING, trigger="lemon", strategy="s", kind="reuse", status="approved"
+    )
     memory.learn([used], "seed")
     fake_llm.script("memory_distill", _distiller)
     judgment = Judgment(
@@ -125,10 +127,18 @@ def test_admins_can_find_disable_delete_and_export_items(db: Database, tmp_path:
     kept = memory.learn(
         [
             MemoryItem(
-                phase=Phase.SEARCH, trigger="vaccine claims", strategy="use WHO", kind="reuse"
+                phase=Phase.SEARCH,
+                trigger="vaccine claims",
+                strategy="use WHO",
+                kind="reuse",
+                status="approved",
             ),
             MemoryItem(
-                phase=Phase.WRITING, trigger="diet fads", strategy="be brief", kind="improve"
+                phase=Phase.WRITING,
+                trigger="diet fads",
+                strategy="be brief",
+                kind="improve",
+                status="approved",
             ),
         ],
         "seed",
@@ -180,7 +190,15 @@ def test_a_running_bank_catches_up_with_what_another_process_changed(db: Databas
     running = StoredMemory(db, MemoryConfig(), refresh_s=0)
     command = StoredMemory(db, MemoryConfig())  # `factnote memory import`, say
     [added] = command.learn(
-        [MemoryItem(phase=Phase.SEARCH, trigger="vaccine claims", strategy="WHO", kind="reuse")],
+        [
+            MemoryItem(
+                phase=Phase.SEARCH,
+                trigger="vaccine claims",
+                strategy="WHO",
+                kind="reuse",
+                status="approved",
+            )
+        ],
         "import:test",
     )
     assert [i.id for i, _ in running.search(Phase.SEARCH, "vaccine claims", 3)] == [added.id]

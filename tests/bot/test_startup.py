@@ -80,6 +80,20 @@ def test_a_waiting_summons_and_a_web_provider_leave_nothing_to_warn_about(
     assert f"local inbox: {inbox} (1 summons waiting)" in lines
 
 
+def test_using_unreviewed_memory_is_warned_about(tmp_path: Path, kit_for: list[Toolkit]) -> None:
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "1.json").write_text("{}", encoding="utf-8")
+    search = {"providers": ["searxng"], "searxng_url": "http://127.0.0.1:9"}
+    _, quiet = report_for(settings_for(tmp_path, search=search), kit_for)
+    assert quiet == []
+    settings = settings_for(tmp_path, search=search, memory={"use_proposed": True})
+    _, warnings = report_for(settings, kit_for)
+    assert warnings == [
+        "memory.use_proposed is on: what the bot learned from its own episodes reaches later "
+        "prompts without a moderator's approval, so a stranger's post can steer them"
+    ]
+
+
 def test_the_database_password_is_never_shown(tmp_path: Path, kit_for: list[Toolkit]) -> None:
     settings = settings_for(tmp_path)
     settings.database_url = "postgresql+psycopg://factnote:s3cret-pw@db.example:5432/factnote"

@@ -28,6 +28,8 @@ from testing.scenarios import POST, build_index, make_kit, script_happy_path
 def item(
     phase: Phase, trigger: str, strategy: str = "check the original study", **kw: Any
 ) -> MemoryItem:
+    kw.setdefault("status", "approved")  # retrieval is tested here, not the approval
+    kw.setdefault("decided_at", utcnow())
     return MemoryItem(phase=phase, trigger=trigger, strategy=strategy, kind="improve", **kw)
 
 
@@ -52,11 +54,14 @@ def test_a_moderator_edit_is_distilled_from_its_word_diff(fake_llm: FakeLLM) -> 
         claims=["Lemon water kills flu"],
         reply="Experts say no.",
         feedback="moderator edit: " + edit_diff("Experts say no.", "The health agency says no."),
+        actor="mod",
     )
     items = distill(LLMClient(fake_llm.config()), CallLedger(), episode, MemoryConfig())
     assert [(i.phase, i.kind, i.sources) for i in items] == [
         (Phase.WRITING, "improve", ["review:4"])
     ]
+    # A moderator's own edit is used at once, as the moderator's.
+    assert (items[0].status, items[0].origin, items[0].decided_by) == ("approved", "edit", "mod")
     # Links and handles are instance details, and a way to plant text in later prompts.
     assert "http" not in items[0].strategy and "@mod" not in items[0].strategy
     user = fake_llm.requests_for("memory_distill")[0].messages[-1]["content"]
@@ -85,6 +90,24 @@ def test_the_judges_mode_routes_what_an_episode_teaches(fake_llm: FakeLLM) -> No
         for m in ("unsatisfactory", "satisfactory", "excellent")
     ]
     assert kinds == ["avoid", "improve", "reuse"]
+
+
+def test_what_the_bot_learned_from_itself_is_proposed_and_not_retrieved(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.script(
+        "memory_distill",
+        distilled_items({"phase": "search", "trigger": "flu remedies", "strategy": "use WHO"}),
+    )
+    llm = LLMClient(fake_llm.config())
+    for signal in ("judge", "approve"):
+        episode = Episode(source="d", signal=signal, mode="excellent")  # type: ignore[arg-type]
+        learned = distill(llm, CallLedger(), episode, MemoryConfig())[0]
+        assert (learned.status, learned.origin, learned.decided_by) == ("proposed", signal, None)
+        index = MemoryIndex(MemoryConfig(), [learned])
+        assert index.search(Phase.SEARCH, "flu remedies", 3) == []
+        shown = MemoryIndex(MemoryConfig(use_proposed=True), [learned])
+        assert [i.id for i, _ in shown.search(Phase.SEARCH, "flu remedies", 3)] == [learned.id]
 
 
 def test_retrieval_returns_the_matching_items_of_the_phase_only() -> None:
@@ -165,7 +188,9 @@ def test_each_phase_of_a_check_is_shown_its_items_and_the_trace_records_them(
     writing_prompt = fake_llm.requests_for("write")[0].messages[-1]["content"]
     assert "Separate the remedy claim" in analysis_prompt
     assert "Search health agencies" in analysis_prompt  # the analysis writes the queries
-    assert '<memory n="1" phase="analysis">' in analysis_prompt
+    approved = f"approved by a moderator on {utcnow().date().isoformat()}"
+    assert '<memory n="1" phase="analysis" provenance="distilled from the bot' in analysis_prompt
+    assert approved in analysis_prompt and "reviewed" not in analysis_prompt
     assert "Say what the remedy does" in writing_prompt
     assert "Say what the remedy does" not in analysis_prompt
     assert "never shown" not in writing_prompt

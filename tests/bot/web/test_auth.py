@@ -54,9 +54,14 @@ ADMIN_ROUTES = {
     ("POST", "/admin/users"),
     ("POST", "/admin/users/{username}/{change}"),
     ("POST", "/admin/lockouts/address"),
+    ("POST", "/admin/memory/{item_id}/{change}"),
+}
+# The Memory pages and a proposal's approval: every moderator (test_memory_approval); disabling
+# and deleting (`{change}` above) stay the admins'.
+MEMORY_ROUTES = {
     ("GET", "/admin/memory"),
     ("GET", "/admin/memory/{item_id}"),
-    ("POST", "/admin/memory/{item_id}/{change}"),
+    ("POST", "/admin/memory/{item_id}/decide"),
 }
 
 
@@ -73,7 +78,7 @@ def concrete(path: str, request_id: int) -> str:
 def test_every_route_is_classified(app_env: AppEnv) -> None:
     app = create_app(app_env.settings, app_env.db, secret="s")
     assert endpoints(app) == (
-        OPEN | ANY_SESSION | SIGNED_IN_MEDIA | MODERATOR_ROUTES | ADMIN_ROUTES
+        OPEN | ANY_SESSION | SIGNED_IN_MEDIA | MODERATOR_ROUTES | ADMIN_ROUTES | MEMORY_ROUTES
     )
 
 
@@ -81,7 +86,7 @@ def test_anonymous_is_sent_to_login_on_every_protected_route(app_env: AppEnv) ->
     client = app_env.client()
     token = csrf_of(client.get("/login").text)  # a valid anonymous token: only auth stops it
     request_id = app_env.world.ids["review_local"]
-    for method, path in SIGNED_IN_MEDIA | MODERATOR_ROUTES | ADMIN_ROUTES:
+    for method, path in SIGNED_IN_MEDIA | MODERATOR_ROUTES | ADMIN_ROUTES | MEMORY_ROUTES:
         url = concrete(path, request_id)
         if method == "GET":
             response = client.get(url, follow_redirects=False)

@@ -9,7 +9,7 @@ from playwright.sync_api import Dialog, expect
 from bot.memory_store import StoredMemory, get_item
 from pipeline.config import MemoryConfig
 from pipeline.memory import MemoryItem, Phase
-from tests.bot.web.conftest import ADMIN, AppEnv
+from tests.bot.web.conftest import ADMIN, MODERATOR, AppEnv
 from tests.bot.web.test_browser import base_url, browser, log_in, page  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -50,3 +50,34 @@ def test_an_admin_disables_then_deletes_an_item_after_confirming(
     expect(page.locator("p.flash.ok")).to_contain_text("deleted")  # type: ignore[attr-defined]
     assert answers == ["Delete this memory item for good?"] * 2
     assert get_item(app_env.db, item.id) is None
+
+
+def test_a_moderator_approves_a_proposed_item_from_the_waiting_list(
+    app_env: AppEnv,
+    page: object,  # noqa: F811
+) -> None:
+    [item] = StoredMemory(app_env.db, MemoryConfig()).learn(
+        [
+            MemoryItem(
+                phase=Phase.WRITING,
+                trigger="home remedy claims",
+                strategy="Name the health agency first.",
+                kind="reuse",
+                sources=["decision:1"],
+            )
+        ],
+        "decision:1",
+    )
+    log_in(page, MODERATOR)
+    page.click("nav >> text=Memory")  # type: ignore[attr-defined]
+    page.click("#memory-waiting >> text=review them")  # type: ignore[attr-defined]
+    page.click(f"tr[data-status='proposed'][data-item='{item.id}'] a")  # type: ignore[attr-defined]
+    expect(page.locator("#item-review")).to_have_text("proposed")  # type: ignore[attr-defined]
+    page.fill("#decide input[name=reason]", "general enough")  # type: ignore[attr-defined]
+    page.click("#approve")  # type: ignore[attr-defined]
+    expect(page.locator("#item-review")).to_have_text("approved")  # type: ignore[attr-defined]
+    expect(page.locator("#item-decided")).to_contain_text(  # type: ignore[attr-defined]
+        f"approved by {MODERATOR}"
+    )
+    stored = get_item(app_env.db, item.id)
+    assert stored is not None and (stored.status, stored.reason) == ("approved", "general enough")

@@ -32,6 +32,7 @@ def _seed_items(app_env: AppEnv) -> tuple[MemoryItem, MemoryItem]:
         trigger="lemon water flu virus remedy claims",
         strategy="Cite the health agency first; blogs were rejected.",
         kind="avoid",
+        status="approved",
         sources=[f"review:{action_id}", f"decision:{decision_id}"],
     )
     other = MemoryItem(
@@ -39,6 +40,7 @@ def _seed_items(app_env: AppEnv) -> tuple[MemoryItem, MemoryItem]:
         trigger="election turnout statistics",
         strategy="Search the electoral commission's own tables.",
         kind="reuse",
+        status="approved",
         sources=["import:2026-11-30T10:00:00"],
     )
     memory = StoredMemory(app_env.db, MemoryConfig())
@@ -83,17 +85,18 @@ def test_item_page_links_its_source_episodes_to_their_requests(
     assert admin.client.get(f"/admin/memory/{'f' * 32}").status_code == 404
 
 
-def test_moderators_are_refused_the_memory_pages_and_changes(
+def test_moderators_see_the_memory_pages_but_are_refused_disable_and_delete(
     app_env: AppEnv, moderator: Session
 ) -> None:
     lemon, _ = _seed_items(app_env)
-    assert moderator.client.get("/admin/memory").status_code == 403
-    assert moderator.client.get(f"/admin/memory/{lemon.id}").status_code == 403
+    assert moderator.client.get("/admin/memory").status_code == 200  # to approve proposals
+    page = moderator.client.get(f"/admin/memory/{lemon.id}").text
+    assert 'id="toggle"' not in page and 'id="delete"' not in page
     assert moderator.post(f"/admin/memory/{lemon.id}/disable").status_code == 403
     assert moderator.post(f"/admin/memory/{lemon.id}/delete", confirmed="yes").status_code == 403
     row = _stored(app_env, lemon.id)
     assert row is not None and not row.disabled
-    assert 'href="/admin/memory"' not in moderator.client.get("/queue").text
+    assert 'href="/admin/memory"' in moderator.client.get("/queue").text
 
 
 def test_changes_without_the_csrf_token_are_refused(app_env: AppEnv, admin: Session) -> None:
