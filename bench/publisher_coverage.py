@@ -20,10 +20,10 @@ cited links, and of the distinct domains, that the table rates, leaving out what
 rating can cover: wikis (the encyclopedia rule's user-edited references), user-generated
 platforms, link shorteners and archives (an archived copy counts as the page it copies). The
 notes are split in two halves by a hash of the note id: class rules are designed on "tune" and
-reported on "report". Measured (issue 29): tune 0.519 -> 0.527 of links (0.360 -> 0.370 of
-domains), report 0.551 -> 0.555 (0.403 -> 0.406), with the standards, intergovernmental,
-registered-organisation, museum and any-country `edu.`/`ac.` rules and Google redirect and AMP
-links read as their targets.
+reported on "report". Measured (issue 29): tune 0.518 -> 0.529 of links (0.360 -> 0.372 of
+domains), report 0.551 -> 0.555 (0.402 -> 0.405), with the standards, intergovernmental,
+registered-organisation, museum and any-country `edu.`/`ac.` rules and Google redirect, AMP and
+image-result links read as their targets; MUSE AUC High vs Low 0.881 -> 0.883.
 """
 
 from __future__ import annotations

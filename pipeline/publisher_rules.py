@@ -104,6 +104,7 @@ INTERGOVERNMENTAL_DOMAINS: tuple[str, ...] = (
     "cern.ch", "eso.org", "iter.org", "oecd-ilibrary.org", "pca-cpa.org", "ifad.org",
     "unido.org", "undrr.org", "imo.org", "unrwa.org", "unhabitat.org", "unitar.org",
     "unicri.org", "ipbes.net", "gbif.org", "aiib.org", "apec.org", "caricom.org",
+    "ungeneva.org", "unog.ch",
 )  # fmt: skip
 # Standards and measurement bodies: the normative text of their own standards.
 STANDARDS_DOMAINS: tuple[str, ...] = (
@@ -138,7 +139,8 @@ USER_CONTENT_DOMAINS: tuple[str, ...] = (
     "dailymotion.com", "bitchute.com", "odysee.com", "soundcloud.com", "tumblr.com",
     "blogspot.com", "blogger.com", "wordpress.com", "wixsite.com", "weebly.com",
     "sites.google.com", "docs.google.com", "drive.google.com", "ghost.io", "beehiiv.com",
-    "linktr.ee", "imgur.com", "flickr.com", "commons.wikimedia.org", "4chan.org",
+    "linktr.ee", "imgur.com", "flickr.com", "commons.wikimedia.org", "upload.wikimedia.org",
+    "4chan.org",
     "gettr.com", "parler.com", "minds.com", "snapchat.com", "rationalwiki.org",
     "note.com", "ameblo.jp", "hatenablog.com", "hatenablog.jp", "hatena.ne.jp",
     "togetter.com", "posfie.com", "nicovideo.jp", "pixiv.net", "5ch.net",

@@ -48,6 +48,8 @@ REDIRECT_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "out.reddit.com": ("/", ("url",)),
 }
 GOOGLE_AMP_PREFIX = "/amp/s/"  # google.com/amp/s/<host>/<path>: Google's AMP viewer
+# An image result (google.com/imgres?imgurl=<image>&imgrefurl=<page>): the page is the source.
+GOOGLE_IMAGE_RESULT = ("/imgres", "imgrefurl")
 AMP_CACHE_SUFFIX = ".cdn.ampproject.org"
 MAX_UNWRAP = 3  # an archive of a Google redirect of a DOI is as deep as real links go
 
@@ -176,6 +178,11 @@ def unwrap(url: str) -> LinkTarget | None:
             values = query.get(name)
             if values and values[0].startswith(("http://", "https://")):
                 return LinkTarget(values[0], f"redirect link ({host})")
+        return None
+    if host in GOOGLE_HOSTS and parts.path == GOOGLE_IMAGE_RESULT[0]:
+        pages = parse_qs(html.unescape(parts.query)).get(GOOGLE_IMAGE_RESULT[1])
+        if pages and pages[0].startswith(("http://", "https://")):
+            return LinkTarget(pages[0], f"image result ({host}) on the page")
         return None
     if host in GOOGLE_HOSTS and parts.path.startswith(GOOGLE_AMP_PREFIX):
         inner = parts.path[len(GOOGLE_AMP_PREFIX) :]

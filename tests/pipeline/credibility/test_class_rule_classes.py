@@ -79,8 +79,10 @@ def test_the_table_still_wins_over_a_rule(table: PublisherTable) -> None:
         "https://www.google.com/url?sa=t&amp;source=web&amp;rct=j&amp;url=https://www.cdc.gov/flu/&amp;ved=2a",
         "https://www.google.com/url?q=https://www.cdc.gov/flu/&amp;sa=U",
         "https://www.google.nl/url?url=https://www.cdc.gov/flu/",
-        # Google's AMP viewer.
+        # Google's AMP viewer, and an image result: the page the image is on.
         "https://www.google.com/amp/s/www.cdc.gov/flu/index.html",
+        "https://www.google.com/imgres?imgurl=https%3A%2F%2Fimg.example%2Fa.jpg&amp;"
+        "imgrefurl=https%3A%2F%2Fwww.cdc.gov%2Fflu%2F&amp;docid=x",
     ],
 )
 def test_google_result_links_are_rated_as_their_target(table: PublisherTable, link: str) -> None:
