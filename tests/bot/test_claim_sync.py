@@ -88,8 +88,10 @@ def run_sync(settings: Settings, db: Database, index: ClaimIndex) -> list[Any]:
 
 
 def test_api_pages_are_imported_once_and_a_changed_review_is_updated(
-    db: Database, index: ClaimIndex, api: FakeFactCheckAPI
+    main_db: Database, api: FakeFactCheckAPI
 ) -> None:
+    db = main_db  # SQLite, and PostgreSQL with -m postgres
+    index = ClaimIndex(db.engine, get_embedder(RelevanceConfig()))
     settings = api_settings(db, api)
     [first] = run_sync(settings, db, index)
     assert first.ok, first.failure
@@ -259,3 +261,17 @@ def test_the_leader_job_is_scheduled_only_with_sources_and_an_interval(
     assert job.trigger.interval == timedelta(seconds=600)
     job.func()  # what the scheduler runs: the leader check, then the sync
     assert ran == ["led"] and len(index) == 3
+
+
+def test_a_feed_dump_is_read_from_a_url_and_an_http_error_is_a_failure(
+    db: Database, index: ClaimIndex
+) -> None:
+    with LocalHTTPServer() as server:
+        server.add("/feed.json", Route(body=FEED.read_bytes(), content_type="application/json"))
+        server.add("/gone.json", Route(status=500, body=b"oops", content_type="text/plain"))
+        settings = settings_for(db, feeds=[server.url("/feed.json"), server.url("/gone.json")])
+        feed, gone = run_sync(settings, db, index)
+        again, _ = run_sync(settings, db, index)
+    assert (feed.new, len(feed.skipped)) == (3, 1)
+    assert gone.failure == "HTTP 500"
+    assert again.note == "dump unchanged since the last sync"
