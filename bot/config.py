@@ -63,6 +63,7 @@ FLAT_ENV: dict[tuple[str, str], tuple[str, ...]] = {
     ("bluesky", "session_path"): ("FACTNOTE_BLUESKY_SESSION_PATH",),
     ("health", "url"): ("FACTNOTE_HEALTHCHECK_URL",),
     ("health", "max_poll_age_s"): ("FACTNOTE_HEALTH_MAX_POLL_AGE_S",),
+    ("claim_sync", "api_key"): ("FACTNOTE_FACTCHECK_API_KEY",),
 }
 
 # Keys the settings do not know (ignored when loading) are still refused in a TOML file when
@@ -279,6 +280,28 @@ class WebConfig(BaseModel):
     login_lockout_max_s: float = Field(default=3600.0, gt=0)
 
 
+class ClaimSyncConfig(BaseModel):
+    """`factnote claims sync`, and the running bot's leader every `interval_s`: fact-checks
+    from the Google Fact Check Tools API (one `claims:search` per query and per publisher
+    site) and from ClaimReview feed dumps (the Data Commons feed's JSON-LD), into the claim
+    index. The API key comes from the environment only (FACTNOTE_FACTCHECK_API_KEY)."""
+
+    interval_s: float = Field(default=0.0, ge=0)  # 0: the bot never syncs on its own
+    api_key: SecretStr | None = None
+    api_url: str = "https://factchecktools.googleapis.com/v1alpha1/claims:search"
+    queries: list[str] = Field(default_factory=list)  # `query`, one search each
+    publishers: list[str] = Field(default_factory=list)  # `reviewPublisherSiteFilter`, each
+    language: str = ""  # `languageCode` of every search ("": any)
+    # A search's first sync reads this many days back; later ones only what is newer.
+    max_age_days: int = Field(default=30, ge=1)
+    page_size: int = Field(default=100, ge=1, le=1000)
+    # Pages read per search and run; a search cut short keeps its cursor for the next run.
+    max_pages: int = Field(default=20, ge=1)
+    timeout_s: float = Field(default=30.0, gt=0)
+    feeds: list[str] = Field(default_factory=list)  # feed dump files or http(s) URLs
+    feed_max_bytes: int = Field(default=500_000_000, ge=1)
+
+
 class _FlatEnv(PydanticBaseSettingsSource):
     """The names of `FLAT_ENV`, as the nested values they stand for. Case does not matter, as
     for the other environment variables."""
@@ -321,6 +344,7 @@ class Settings(BaseSettings, PipelineConfig):
     x: XAdapterConfig = Field(default_factory=XAdapterConfig)
     bluesky: BlueskyAdapterConfig = Field(default_factory=BlueskyAdapterConfig)
     x_notes: XNotesAdapterConfig = Field(default_factory=XNotesAdapterConfig)
+    claim_sync: ClaimSyncConfig = Field(default_factory=ClaimSyncConfig)
 
     @classmethod
     def settings_customise_sources(

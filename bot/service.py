@@ -30,6 +30,7 @@ from sqlalchemy import select
 
 from adapters.base import Adapter
 from bot import platforms, review
+from bot.claim_sync import schedule_claim_sync
 from bot.config import Settings
 from bot.heap import freeze_startup_heap
 from bot.intake import PollResult, poll
@@ -245,11 +246,10 @@ class Bot:
             id="maintenance",
             name="maintenance",
         )
-        schedule_learning(
-            scheduler,
-            self.settings,
-            self.runtime.kit.memory,
-            wrap=lambda fn: self._job(self._led(leader, fn)),  # one instance learns
+        led = partial(self._led_job, leader)  # one instance learns, one syncs fact-checks
+        schedule_learning(scheduler, self.settings, self.runtime.kit.memory, wrap=led)
+        schedule_claim_sync(
+            scheduler, self.settings, self.db, self.runtime.kit.claim_index, wrap=led
         )
         self._install_signal_handlers()
         scheduler.start()
@@ -269,6 +269,10 @@ class Bot:
         for name in self.adapters:
             with contextlib.suppress(JobLookupError):
                 scheduler.modify_job(f"poll-{name}", next_run_time=utcnow())
+
+    def _led_job(self, leader: Leadership, fn: Callable[[], object]) -> Callable[[], None]:
+        """A leader-only scheduled job (`_led`, then `_job`)."""
+        return self._job(self._led(leader, fn))
 
     @staticmethod
     def _led(leader: Leadership, fn: Callable[[], object]) -> Callable[[], None]:

@@ -462,7 +462,13 @@ class PublisherTable:
 
     def suffixes_for(self, tier: Tier) -> list[str]:
         """Public suffixes a class rule puts in `tier` (`gov`, `ac.uk`), for `site:` filters."""
-        return [s for r in CLASS_RULES if r.tier == tier and not r.by_domain for s in r.suffixes]
+        return [
+            s
+            for r in CLASS_RULES
+            if r.tier == tier and not r.by_domain
+            for s in r.suffixes
+            if not s.endswith(".*")  # a pattern (any country's `edu.`), not a `site:` suffix
+        ]
 
 
 def _decided(

@@ -44,6 +44,11 @@ class StoredIndex:
         self._where = self._engine.url.render_as_string(hide_password=True)
 
     @property
+    def engine(self) -> Engine:
+        """The database the store lives in (for readers of its tables in `storage/`)."""
+        return self._engine
+
+    @property
     def store_name(self) -> str:
         return self.noun or f"{self.kind} index"
 

@@ -14,6 +14,14 @@ sourcing policies and fast vandalism reverts make it a fair first stop for conte
 cite the primary source that Wikipedia cites. Edited encyclopedias and dictionaries with named
 expert contributors are High in the table (`britannica.com` here, for its class rule heritage).
 
+Beyond states and universities, a few classes are rated by what admits a site to them: the
+registries of `edu.<cc>` and `ac.<cc>` second-level domains admit only accredited schools and
+universities (Medium, as `academic`); `or.jp` and `or.kr` only registered organisations, one
+domain each (Medium: accountable, but speaking for their own members' interests); the `.museum`
+top-level domain only museums (Medium: curated collections, not news); and a closed list of
+treaty-based organisations and standards bodies whose sites have no `.int` or government
+suffix (High: the primary source of what they decide, publish and measure).
+
 User-generated content (social networks, video sites, blog and newsletter hosts, fan wikis,
 Q&A and review sites) is Unknown by rule, with that reason: the platform vouches for no one, so
 the author, or the source the author cites, is what has to be judged.
@@ -44,7 +52,18 @@ class ClassRule:
 
     def match(self, host: str) -> str | None:
         for suffix in self.suffixes:
-            if host == suffix or host.endswith("." + suffix):
+            if suffix.endswith(".*"):
+                # "edu.*": that second-level label under any two-letter country code.
+                labels = host.split(".")
+                country = labels[-1]
+                if (
+                    len(labels) >= 3
+                    and labels[-2] == suffix[:-2]
+                    and len(country) == 2
+                    and country.isalpha()
+                ):
+                    return f"{suffix[:-2]}.{country}"
+            elif host == suffix or host.endswith("." + suffix):
                 return suffix
         return None
 
@@ -79,6 +98,20 @@ ACADEMIC_SUFFIXES: tuple[str, ...] = (
     "edu.sg", "edu.hk", "edu.tw", "ac.at", "ac.be", "ac.th", "edu.my", "edu.pl", "edu.tr",
     "ac.id", "edu.ar", "edu.co", "edu.br", "edu.mx", "edu.pe", "edu.es", "ac.cy", "edu.ph",
 )  # fmt: skip
+# Intergovernmental (treaty-based) organisations outside `.int` and the table: research
+# organisations, UN programmes and funds, regional and development bodies.
+INTERGOVERNMENTAL_DOMAINS: tuple[str, ...] = (
+    "cern.ch", "eso.org", "iter.org", "oecd-ilibrary.org", "pca-cpa.org", "ifad.org",
+    "unido.org", "undrr.org", "imo.org", "unrwa.org", "unhabitat.org", "unitar.org",
+    "unicri.org", "ipbes.net", "gbif.org", "aiib.org", "apec.org", "caricom.org",
+    "ungeneva.org", "unog.ch",
+)  # fmt: skip
+# Standards and measurement bodies: the normative text of their own standards.
+STANDARDS_DOMAINS: tuple[str, ...] = (
+    "iso.org", "iec.ch", "ietf.org", "rfc-editor.org", "w3.org", "ieee.org", "bipm.org",
+    "etsi.org", "cencenelec.eu", "unicode.org", "ecma-international.org", "astm.org",
+    "ansi.org", "din.de", "bsigroup.com", "afnor.org", "codexalimentarius.org",
+)  # fmt: skip
 PREPRINT_DOMAINS: tuple[str, ...] = (
     "arxiv.org", "biorxiv.org", "medrxiv.org", "ssrn.com", "osf.io", "researchsquare.com",
     "preprints.org", "chemrxiv.org", "psyarxiv.com", "zenodo.org",
@@ -106,7 +139,8 @@ USER_CONTENT_DOMAINS: tuple[str, ...] = (
     "dailymotion.com", "bitchute.com", "odysee.com", "soundcloud.com", "tumblr.com",
     "blogspot.com", "blogger.com", "wordpress.com", "wixsite.com", "weebly.com",
     "sites.google.com", "docs.google.com", "drive.google.com", "ghost.io", "beehiiv.com",
-    "linktr.ee", "imgur.com", "flickr.com", "commons.wikimedia.org", "4chan.org",
+    "linktr.ee", "imgur.com", "flickr.com", "commons.wikimedia.org", "upload.wikimedia.org",
+    "4chan.org",
     "gettr.com", "parler.com", "minds.com", "snapchat.com", "rationalwiki.org",
     "note.com", "ameblo.jp", "hatenablog.com", "hatenablog.jp", "hatena.ne.jp",
     "togetter.com", "posfie.com", "nicovideo.jp", "pixiv.net", "5ch.net",
@@ -131,11 +165,45 @@ CLASS_RULES: tuple[ClassRule, ...] = (
         ("int",),
     ),
     ClassRule(
+        "intergovernmental",
+        Tier.HIGH,
+        "intergovernmental organisation: official statements and data",
+        True,
+        INTERGOVERNMENTAL_DOMAINS,
+        by_domain=True,
+    ),
+    ClassRule(
+        "standards",
+        Tier.HIGH,
+        "standards or measurement body: the normative text of its own standards",
+        True,
+        STANDARDS_DOMAINS,
+        by_domain=True,
+    ),
+    ClassRule(
         "academic",
         Tier.MEDIUM,
         "academic domain: a university page is expert but not peer-reviewed",
         True,
-        ACADEMIC_SUFFIXES,
+        # The listed suffixes, then any country's edu./ac. second level, which registries
+        # reserve for accredited schools and universities.
+        (*ACADEMIC_SUFFIXES, "edu.*", "ac.*"),
+    ),
+    ClassRule(
+        "registered-organisation",
+        Tier.MEDIUM,
+        "registered organisation (the registry issues this suffix only to incorporated "
+        "associations, foundations and other legal bodies): accountable, but it speaks for "
+        "its own interests",
+        False,
+        ("or.jp", "or.kr"),
+    ),
+    ClassRule(
+        "museum",
+        Tier.MEDIUM,
+        "museum (.museum is issued only to museums): curated collections, not news",
+        True,
+        ("museum",),
     ),
     ClassRule(
         "encyclopedia",

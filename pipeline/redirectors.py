@@ -10,7 +10,8 @@ project's own lists):
   reveals; a publisher's own shortener (`nyti.ms`, `reut.rs`) only points at that publisher.
 * Wrappers that carry the target in the URL itself: archive snapshots (`web.archive.org/web/
   <time>/<url>`, `archive.ph/<time>/<url>`), redirect endpoints (`google.com/url?q=<url>`,
-  `l.facebook.com/l.php?u=<url>`) and the AMP cache (`<x>.cdn.ampproject.org/c/s/<host>/...`).
+  `l.facebook.com/l.php?u=<url>`), the AMP cache (`<x>.cdn.ampproject.org/c/s/<host>/...`) and
+  Google's AMP viewer (`google.com/amp/s/<host>/...`).
   An archive copy is rated as the page it copies: the archive is faithful to it.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import html
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
@@ -32,17 +34,22 @@ ARCHIVE_TODAY_HOSTS = (
     "archive.ph", "archive.today", "archive.is", "archive.li", "archive.md", "archive.vn",
     "archive.fo",
 )  # fmt: skip
-# Redirect endpoints: host -> (path, query parameter holding the target).
-REDIRECT_ENDPOINTS: dict[str, tuple[str, str]] = {
-    **{
-        f"google.{tld}": ("/url", "q")
-        for tld in ("com", "co.jp", "co.uk", "de", "fr", "es", "it", "com.br", "co.in", "ca")
-    },
-    "l.facebook.com": ("/l.php", "u"),
-    "lm.facebook.com": ("/l.php", "u"),
-    "l.instagram.com": ("/", "u"),
-    "out.reddit.com": ("/", "url"),
+GOOGLE_HOSTS = tuple(
+    f"google.{tld}"
+    for tld in ("com", "co.jp", "co.uk", "de", "fr", "es", "it", "com.br", "co.in", "ca", "nl")
+)
+# Redirect endpoints: host -> (path, query parameters that may hold the target, in order).
+# Google's result links carry the target in `q` or, from the mobile results page, in `url`.
+REDIRECT_ENDPOINTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{host: ("/url", ("q", "url")) for host in GOOGLE_HOSTS},
+    "l.facebook.com": ("/l.php", ("u",)),
+    "lm.facebook.com": ("/l.php", ("u",)),
+    "l.instagram.com": ("/", ("u",)),
+    "out.reddit.com": ("/", ("url",)),
 }
+GOOGLE_AMP_PREFIX = "/amp/s/"  # google.com/amp/s/<host>/<path>: Google's AMP viewer
+# An image result (google.com/imgres?imgurl=<image>&imgrefurl=<page>): the page is the source.
+GOOGLE_IMAGE_RESULT = ("/imgres", "imgrefurl")
 AMP_CACHE_SUFFIX = ".cdn.ampproject.org"
 MAX_UNWRAP = 3  # an archive of a Google redirect of a DOI is as deep as real links go
 
@@ -165,9 +172,22 @@ def unwrap(url: str) -> LinkTarget | None:
         return None
     endpoint = REDIRECT_ENDPOINTS.get(host)
     if endpoint is not None and parts.path == endpoint[0]:
-        values = parse_qs(parts.query).get(endpoint[1])
-        if values and values[0].startswith(("http://", "https://")):
-            return LinkTarget(values[0], f"redirect link ({host})")
+        # Links copied out of a page's HTML keep their escaped `&amp;` separators.
+        query = parse_qs(html.unescape(parts.query))
+        for name in endpoint[1]:
+            values = query.get(name)
+            if values and values[0].startswith(("http://", "https://")):
+                return LinkTarget(values[0], f"redirect link ({host})")
+        return None
+    if host in GOOGLE_HOSTS and parts.path == GOOGLE_IMAGE_RESULT[0]:
+        pages = parse_qs(html.unescape(parts.query)).get(GOOGLE_IMAGE_RESULT[1])
+        if pages and pages[0].startswith(("http://", "https://")):
+            return LinkTarget(pages[0], f"image result ({host}) on the page")
+        return None
+    if host in GOOGLE_HOSTS and parts.path.startswith(GOOGLE_AMP_PREFIX):
+        inner = parts.path[len(GOOGLE_AMP_PREFIX) :]
+        if "." in parse_host(inner).host:
+            return LinkTarget("https://" + inner, f"AMP viewer copy ({host})")
         return None
     if host.endswith(AMP_CACHE_SUFFIX):
         # /c/s/example.org/path (s = https), /v/s/..., /i/s/...

@@ -522,3 +522,21 @@ class MemorySource(Base):
     source: Mapped[str] = mapped_column(String(64), primary_key=True)
     items: Mapped[int] = mapped_column(Integer, default=0)  # how many items it gave
     distilled_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ClaimSyncSource(Base):
+    """One fact-check source of `factnote claims sync` (a Fact Check API search, a feed dump):
+    where its next sync resumes, and how the last one went."""
+
+    __tablename__ = "claim_sync_sources"
+
+    source: Mapped[str] = mapped_column(String(255), primary_key=True)
+    # API searches: the start of the last sync that read every page; the next one asks only
+    # for what is newer (maxAgeDays), with a day's overlap.
+    synced_from: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    newest_review: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # Feed dumps: the sha256 of the dump last imported; the same dump is not read again.
+    digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    imported: Mapped[int] = mapped_column(Integer, default=0)  # reviews new or updated, ever
+    last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import progress
+from bot.commands.claims_sync import sync
 from bot.commands.db_open import INDEX_HELP, index_store, require_file
 from bot.commands.output import say, warn
 from bot.commands.settings import loaded, section
@@ -33,6 +34,7 @@ IMAGES_HELP = (
 app = typer.Typer(
     help="Known claims: imported fact-checks and approved answers", no_args_is_help=True
 )
+app.command("sync")(sync)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bench import authority_cv
-from bench.authority_cv import BM25, RumorScores, cross_validate, select, split
+from bench.authority_cv import BM25, PLAIN_BM25, RumorScores, cross_validate, select, split
 from pipeline.config import AuthorityConfig
 
 DOCS = ["d0", "d1", "d2", "d3"]
@@ -122,4 +122,29 @@ def test_the_default_stays_bm25_when_the_fusion_gains_nothing_on_held_out_rumors
     assert select(rumors, qrels, AuthorityConfig()).knobs == 1
     report = cross_validate(rumors, qrels, AuthorityConfig(), folds=5, seed=13)
     assert report.mean_spread("chosen", 0)[0] <= report.mean_spread("bm25", 0)[0] + 1e-9
-    assert report.default is BM25
+    assert report.default is PLAIN_BM25
+    assert [(d.tuned, d.replaces) for d in report.decisions] == [
+        ("bm25", False),
+        ("cv-chosen", False),
+    ]
+
+
+def tie_helps(rumor_id: str) -> RumorScores:
+    # No statement shares a word with the claim; the gold d2 is newest-but-two and closest in
+    # meaning: cosine ties put it first, date ties third.
+    return _rumor(rumor_id, [0.0, 0.0, 0.0, 0.0], [0.1, 0.2, 0.9, 0.0])
+
+
+def test_cosine_ties_replace_plain_bm25_only_when_the_gain_beats_the_fold_spread() -> None:
+    helps_everywhere = [tie_helps(f"tie-{i}") for i in range(10)]
+    qrels = {r.rumor_id: {"d2"} for r in helps_everywhere}
+    report = cross_validate(helps_everywhere, qrels, AuthorityConfig(), folds=5, seed=13)
+    assert report.decisions[0].replaces and report.default is BM25
+
+    # Two rumors of ten gain: a fold that holds both out gains a lot, the others nothing.
+    mixed = [tie_helps("tie-0"), tie_helps("tie-1")] + [all_agree(f"agree-{i}") for i in range(8)]
+    mixed_qrels = {r.rumor_id: {"d2" if r.rumor_id.startswith("tie") else "d0"} for r in mixed}
+    report = cross_validate(mixed, mixed_qrels, AuthorityConfig(), folds=5, seed=13)
+    [cosine_ties, _chosen] = report.decisions
+    assert cosine_ties.gain > 0 and not cosine_ties.replaces
+    assert report.default is PLAIN_BM25

@@ -44,3 +44,27 @@ def test_reversed_table_orders_backwards() -> None:
     table.add_entry("poor.example", Tier.HIGH, "test", "test")
     lists = {Tier.HIGH: ["good.example"], Tier.MEDIUM: [], Tier.LOW: ["poor.example"]}
     assert publisher_coverage.measure(table, lists)["auc_high_vs_low"] == pytest.approx(0.0)
+
+
+def test_notes_coverage_counts_links_and_domains_leaving_out_wikis_platforms_and_archives() -> None:
+    table = PublisherTable()
+    table.add_entry("good.example", Tier.HIGH, "test", "test")
+    notes = [
+        ("1", "See https://good.example/a and https://unlisted.example/b"),
+        # Wikipedia, a social network, a shortener and a bare archive item are left out; an
+        # archived copy counts as the page it copies.
+        (
+            "2",
+            "https://en.wikipedia.org/wiki/X https://x.com/a/status/1 https://bit.ly/abc "
+            "https://archive.org/details/item https://web.archive.org/web/2020/https://good.example/c",
+        ),
+    ]
+    numbers = publisher_coverage.notes_coverage(table, notes)
+    assert numbers["links"] == 3 and numbers["link_coverage"] == pytest.approx(2 / 3)
+    assert numbers["domains"] == 2 and numbers["domain_coverage"] == pytest.approx(0.5)
+
+
+def test_notes_are_split_into_two_fixed_halves() -> None:
+    halves = [publisher_coverage.note_half(str(n)) for n in range(200)]
+    assert halves == [publisher_coverage.note_half(str(n)) for n in range(200)]
+    assert 80 < halves.count("tune") < 120
