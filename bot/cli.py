@@ -32,13 +32,14 @@ from typer.core import TyperCommand, TyperGroup
 from typer.main import get_command_from_info, get_group
 from typer.models import CommandInfo
 
-from bot.config import load_settings
+from bot.config import environment_warnings, load_settings
 from bot.errors import user_error
 from bot.logs import LogFormat, setup_logging
 from bot.progress import set_quiet
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 DEBUG_KEY = "factnote.debug"  # in click's ctx.meta: --debug was given
+CONFIG_KEY = "factnote.config"  # in click's ctx.meta: the --config file (bot/commands/config.py)
 USAGE_EXIT = 2  # a usage or configuration mistake, as click's own usage errors
 LOCKED_EXIT = 75  # EX_TEMPFAIL (bot/commands/status.py has the same; this module stays light)
 EXIT_CODES = (
@@ -113,6 +114,9 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "eval": LazyCommand(
         "bot.commands.evaluate:app", "Evaluate retrieval and matching on labelled data"
+    ),
+    "config": LazyCommand(
+        "bot.commands.config:app", "The settings: check a config file and show what is in force."
     ),
     "memory": LazyCommand(
         "bot.commands.memory:app",
@@ -284,8 +288,11 @@ def main_options(
     ),
 ) -> None:
     ctx.meta[DEBUG_KEY] = debug
+    ctx.meta[CONFIG_KEY] = config
     set_quiet(ctx, quiet)
     setup_logging(log_level or ("info" if verbose else "warning"), log_format)
+    for line in environment_warnings():
+        typer.echo(f"factnote: warning: {line}", err=True)
     ctx.obj = load_settings(config)  # a mistake in it is reported by LazyGroup.invoke
 
 

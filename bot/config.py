@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -32,6 +33,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bot.config_check import environment_warnings as unknown_environment
+from bot.config_check import unknown_key_lines
 from pipeline.config import PipelineConfig
 
 if TYPE_CHECKING:  # the adapters import their SDKs: only when an adapter is built
@@ -379,21 +382,46 @@ def _config_path() -> Path | None:
     path = Path(raw)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    _refuse_secrets(path)
+    _check_file(path)
     return path
 
 
-def _refuse_secrets(path: Path) -> None:
+def read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of a config file and what it parses to; a ConfigError of one line that names
+    the file and line of a syntax error."""
+    text = path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        message = str(exc)
+        at = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+        if at is None:
+            raise ConfigError(f"{path}: invalid TOML: {message}") from None
+        reason = message[: at.start()]
+        raise ConfigError(
+            f"{path}:{at.group(1)}: invalid TOML: {reason} (column {at.group(2)})"
+        ) from None
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a config file that sets a secret (named, never echoed) or a key or section no
+    setting has (one line each, with the closest known name)."""
+    text, data = read_toml(path)
     found = _secret_keys(data, Settings, "")
     if found:
         raise ConfigError(
             f"{path}: secrets must come from environment variables, not the config file "
             f"(found {', '.join(found)}); use FACTNOTE_* variables instead"
         )
+    unknown = unknown_key_lines(path, text, data, Settings)
+    if unknown:
+        raise ConfigError("\n".join(unknown))
+
+
+def environment_warnings() -> list[str]:
+    """One line per FACTNOTE_* environment variable no setting (nor other reader) knows."""
+    flat = [name for names in FLAT_ENV.values() for name in names]
+    return unknown_environment(os.environ, Settings, flat)
 
 
 def _secret_keys(data: Mapping[str, Any], model: type[BaseModel] | None, prefix: str) -> list[str]:
