@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -75,6 +75,42 @@ _SECRET_MARKERS = ("api_key", "password", "secret", "token")
 
 class ConfigError(Exception):
     pass
+
+
+# The databases the storage layer is built and tested on, with the drivers installed for them.
+SUPPORTED_DATABASES: dict[str, tuple[str, ...]] = {
+    "sqlite": ("pysqlite",),
+    "postgresql": ("psycopg",),
+}
+DATABASE_EXAMPLES = "sqlite:///data/factnote.db or postgresql+psycopg://user@host/dbname"
+
+
+def database_url_problem(url: str) -> str | None:
+    """Why `url` is not a database this project can use, in words (never echoing the URL, which
+    may hold a password), or None. Checked before any driver is imported, so that
+    `mysql://...` is one line rather than a driver's ImportError."""
+    match = re.match(r"^([A-Za-z0-9_]+)(?:\+([A-Za-z0-9_]+))?://", url.strip())
+    if match is None:
+        return "not of the form scheme://..."
+    backend, driver = match.group(1).lower(), (match.group(2) or "").lower()
+    if backend not in SUPPORTED_DATABASES:
+        return f"{backend} is not supported (SQLite and PostgreSQL are)"
+    drivers = SUPPORTED_DATABASES[backend]
+    if driver and driver not in drivers:
+        return f"the {driver} driver is not supported ({', '.join(drivers)} is)"
+    return None
+
+
+def check_database_url(
+    url: str, setting: str = "setting database_url (env FACTNOTE_DATABASE_URL)"
+) -> str:
+    """`url`, or a ConfigError of one line saying why it cannot be used."""
+    problem = database_url_problem(url)
+    if problem is not None:
+        raise ConfigError(
+            f"{setting} is not a usable database URL: {problem}; use e.g. {DATABASE_EXAMPLES}"
+        )
+    return url
 
 
 class AdapterConfig(BaseModel):
@@ -189,6 +225,12 @@ class XNotesAdapterConfig(AdapterConfig):
     @property
     def floor(self) -> float:
         return self.evaluate_floor if self.test_mode else self.evaluate_floor_admitted
+
+
+def inbox_folder(inbox: str) -> Path:
+    """The folder of the local inbox: the inbox itself, or the folder of a .jsonl inbox."""
+    path = Path(inbox)
+    return path.parent if path.suffix == ".jsonl" or path.is_file() else path
 
 
 def _required(section: str, what: str, **values: str | SecretStr | None) -> dict[str, str]:
@@ -337,6 +379,20 @@ class Settings(BaseSettings, PipelineConfig):
         if toml_path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
         return tuple(sources)
+
+    @field_validator("database_url")
+    @classmethod
+    def _supported_database(cls, url: str) -> str:
+        # A ConfigError is not a ValueError: pydantic lets it through as is, one line.
+        return check_database_url(url)
+
+    @model_validator(mode="after")
+    def _images_follow_the_inbox(self) -> Settings:
+        # One inbox: local image names are read from the local adapter's inbox folder unless
+        # [images] local_dir says otherwise (an operator who moves the inbox moves both).
+        if self.images.local_dir is None:
+            self.images.local_dir = str(inbox_folder(self.local.inbox))
+        return self
 
     def pipeline(self) -> PipelineConfig:
         """The pipeline's sections of these settings: the same section objects, not copies."""

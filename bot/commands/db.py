@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from bot import progress
 from bot.commands.output import say, warn
 from bot.commands.settings import loaded
+from bot.config import check_database_url
 
 app = typer.Typer(
     help="The main database: migrations, moving to another database, old side files.",
@@ -50,6 +51,7 @@ def migrate_to(
     from storage.db import Database, make_engine, upgrade
 
     settings = loaded(ctx)
+    check_database_url(url, "the target")
     if make_url(url) == make_url(settings.database_url):
         warn("the target is the configured database itself")
         raise typer.Exit(2)

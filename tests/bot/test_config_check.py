@@ -165,3 +165,19 @@ def test_config_check_names_each_settings_source_and_masks_secrets(
 @pytest.mark.parametrize("name", ["factnote.toml", "demo.toml", "docker.toml"])
 def test_the_shipped_config_files_have_no_unknown_key(env: pytest.MonkeyPatch, name: str) -> None:
     load_settings(REPO / "examples" / name)
+
+
+@pytest.mark.parametrize(
+    ("local", "folder"),
+    [
+        ("", "examples/inbox"),
+        ('[local]\ninbox = "posts"\n', "posts"),
+        ('[local]\ninbox = "posts/inbox.jsonl"\n', "posts"),
+        ('[local]\ninbox = "posts"\n[images]\nlocal_dir = "pictures"\n', "pictures"),
+    ],
+)
+def test_local_images_follow_the_local_inbox_unless_set(
+    env: pytest.MonkeyPatch, tmp_path: Path, local: str, folder: str
+) -> None:
+    (tmp_path / "factnote.toml").write_text(local, encoding="utf-8")
+    assert load_settings("factnote.toml").images.local_dir == folder
