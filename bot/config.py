@@ -390,8 +390,9 @@ class Settings(BaseSettings, PipelineConfig):
     def _images_follow_the_inbox(self) -> Settings:
         # One inbox: local image names are read from the local adapter's inbox folder unless
         # [images] local_dir says otherwise (an operator who moves the inbox moves both).
-        if self.images.local_dir is None:
-            self.images.local_dir = str(inbox_folder(self.local.inbox))
+        if self.images.local_dir is None:  # a copy: the section may be a caller's object
+            folder = str(inbox_folder(self.local.inbox))
+            self.images = self.images.model_copy(update={"local_dir": folder})
         return self
 
     def pipeline(self) -> PipelineConfig:
