@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import copy
 import faulthandler
 import gc
 import importlib
@@ -24,21 +25,25 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import typer
 from rich.markup import escape
+
+# Typer (0.29) raises the exceptions of the click it vendors, not the installed click's.
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperCommand, TyperGroup
 from typer.main import get_command_from_info, get_group
 from typer.models import CommandInfo
 
-from bot.config import load_settings
+from bot.config import environment_warnings, load_settings
 from bot.errors import user_error
 from bot.logs import LogFormat, setup_logging
 from bot.progress import set_quiet
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 DEBUG_KEY = "factnote.debug"  # in click's ctx.meta: --debug was given
+CONFIG_KEY = "factnote.config"  # in click's ctx.meta: the --config file (bot/commands/config.py)
 USAGE_EXIT = 2  # a usage or configuration mistake, as click's own usage errors
 LOCKED_EXIT = 75  # EX_TEMPFAIL (bot/commands/status.py has the same; this module stays light)
 EXIT_CODES = (
@@ -114,6 +119,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "eval": LazyCommand(
         "bot.commands.evaluate:app", "Evaluate retrieval and matching on labelled data"
     ),
+    "config": LazyCommand(
+        "bot.commands.config:app", "The settings: check a config file and show what is in force."
+    ),
     "memory": LazyCommand(
         "bot.commands.memory:app",
         "Experience memory: learn, list, approve, reject, disable, delete, export, import.",
@@ -160,10 +168,31 @@ def _flag_without_value(param: Any) -> None:
         param.metavar = ""
 
 
+GLOBAL_PANEL = "Global options (before or after the command)"
+
+
+def show_global_options(command: Any, root_params: list[Any]) -> None:
+    """List the root's options in the help of `command` and of its sub-commands, in a panel
+    of their own. Display only: `hoist_global_options` hands them to the root wherever they
+    are typed, so these copies never receive a value."""
+    own = {name for param in command.params for name in getattr(param, "opts", ())}
+    for param in root_params:
+        names = set(getattr(param, "opts", ()))
+        if not names & (GLOBAL_VALUE_OPTIONS | GLOBAL_FLAGS) or names & own:
+            continue
+        shown = copy.copy(param)
+        shown.expose_value = False
+        shown.envvar = None
+        shown.rich_help_panel = GLOBAL_PANEL
+        command.params.append(shown)
+    for sub in getattr(command, "commands", {}).values():
+        show_global_options(sub, root_params)
+
+
 # Options of the root command that are also read after the sub-command (`factnote run --once
 # --config x.toml`), as people type them. Sub-commands do not define these names themselves.
 GLOBAL_VALUE_OPTIONS = frozenset({"--config", "--log-level", "--log-format"})
-GLOBAL_FLAGS = frozenset({"--debug", "--quiet", "--verbose"})
+GLOBAL_FLAGS = frozenset({"--debug", "--quiet", "-q", "--verbose", "-v"})
 
 
 def hoist_global_options(args: list[str]) -> list[str]:
@@ -192,6 +221,19 @@ def hoist_global_options(args: list[str]) -> list[str]:
     return [*args[:at], *moved, args[at], *kept]
 
 
+def _usage_error(exc: ClickException) -> NoReturn:
+    """A usage mistake as the one line every error is: `factnote: error: ...`, with where to
+    find help, instead of click's usage block or Typer's box."""
+    if isinstance(exc, NoArgsIsHelpError):  # `factnote review` alone: its help, as asked
+        raise exc
+    message = " ".join(exc.format_message().split())
+    context = getattr(exc, "ctx", None)
+    if context is not None and isinstance(exc, UsageError):
+        message += f" (see: {context.command_path} --help)"
+    typer.echo(f"factnote: error: {message}", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
 class LazyGroup(TyperGroup):
     """The root group: lists `COMMANDS` without importing them, loads the one that runs."""
 
@@ -206,10 +248,17 @@ class LazyGroup(TyperGroup):
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
         # Used to run a command (or show its own help): the real one, imported now.
         name, _, rest = super().resolve_command(ctx, args)
-        return name, (load_command(name) if name is not None else None), rest
+        if name is None:
+            return name, None, rest
+        command = load_command(name)
+        show_global_options(command, self.get_params(ctx))
+        return name, command, rest
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_global_options(list(args)))
+        try:
+            return super().parse_args(ctx, hoist_global_options(list(args)))
+        except ClickException as exc:
+            _usage_error(exc)
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)
@@ -222,6 +271,10 @@ class LazyGroup(TyperGroup):
         # line that says what to fix; the traceback only with --debug.
         try:
             return super().invoke(ctx)
+        except ClickException as exc:  # a sub-command's usage error or bad parameter
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            _usage_error(exc)
         except Exception as exc:
             if ctx.meta.get(DEBUG_KEY):
                 raise
@@ -284,8 +337,11 @@ def main_options(
     ),
 ) -> None:
     ctx.meta[DEBUG_KEY] = debug
+    ctx.meta[CONFIG_KEY] = config
     set_quiet(ctx, quiet)
     setup_logging(log_level or ("info" if verbose else "warning"), log_format)
+    for line in environment_warnings():
+        typer.echo(f"factnote: warning: {line}", err=True)
     ctx.obj = load_settings(config)  # a mistake in it is reported by LazyGroup.invoke
 
 
@@ -321,7 +377,10 @@ def main() -> None:
 
         if not (isinstance(exc, DatabaseBusy) or is_lock_error(exc)):
             raise
-        typer.echo("factnote: the database is locked by another process; try again later", err=True)
+        typer.echo(
+            "factnote: error: the database is locked by another process; try again later",
+            err=True,
+        )
         raise SystemExit(LOCKED_EXIT) from None
 
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -32,6 +33,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bot.config_check import environment_warnings as unknown_environment
+from bot.config_check import unknown_key_lines
 from pipeline.config import PipelineConfig
 
 if TYPE_CHECKING:  # the adapters import their SDKs: only when an adapter is built
@@ -73,6 +76,42 @@ _SECRET_MARKERS = ("api_key", "password", "secret", "token")
 
 class ConfigError(Exception):
     pass
+
+
+# The databases the storage layer is built and tested on, with the drivers installed for them.
+SUPPORTED_DATABASES: dict[str, tuple[str, ...]] = {
+    "sqlite": ("pysqlite",),
+    "postgresql": ("psycopg",),
+}
+DATABASE_EXAMPLES = "sqlite:///data/factnote.db or postgresql+psycopg://user@host/dbname"
+
+
+def database_url_problem(url: str) -> str | None:
+    """Why `url` is not a database this project can use, in words (never echoing the URL, which
+    may hold a password), or None. Checked before any driver is imported, so that
+    `mysql://...` is one line rather than a driver's ImportError."""
+    match = re.match(r"^([A-Za-z0-9_]+)(?:\+([A-Za-z0-9_]+))?://", url.strip())
+    if match is None:
+        return "not of the form scheme://..."
+    backend, driver = match.group(1).lower(), (match.group(2) or "").lower()
+    if backend not in SUPPORTED_DATABASES:
+        return f"{backend} is not supported (SQLite and PostgreSQL are)"
+    drivers = SUPPORTED_DATABASES[backend]
+    if driver and driver not in drivers:
+        return f"the {driver} driver is not supported ({', '.join(drivers)} is)"
+    return None
+
+
+def check_database_url(
+    url: str, setting: str = "setting database_url (env FACTNOTE_DATABASE_URL)"
+) -> str:
+    """`url`, or a ConfigError of one line saying why it cannot be used."""
+    problem = database_url_problem(url)
+    if problem is not None:
+        raise ConfigError(
+            f"{setting} is not a usable database URL: {problem}; use e.g. {DATABASE_EXAMPLES}"
+        )
+    return url
 
 
 class AdapterConfig(BaseModel):
@@ -189,6 +228,12 @@ class XNotesAdapterConfig(AdapterConfig):
     @property
     def floor(self) -> float:
         return self.evaluate_floor if self.test_mode else self.evaluate_floor_admitted
+
+
+def inbox_folder(inbox: str) -> Path:
+    """The folder of the local inbox: the inbox itself, or the folder of a .jsonl inbox."""
+    path = Path(inbox)
+    return path.parent if path.suffix == ".jsonl" or path.is_file() else path
 
 
 def _required(section: str, what: str, **values: str | SecretStr | None) -> dict[str, str]:
@@ -361,6 +406,21 @@ class Settings(BaseSettings, PipelineConfig):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
         return tuple(sources)
 
+    @field_validator("database_url")
+    @classmethod
+    def _supported_database(cls, url: str) -> str:
+        # A ConfigError is not a ValueError: pydantic lets it through as is, one line.
+        return check_database_url(url)
+
+    @model_validator(mode="after")
+    def _images_follow_the_inbox(self) -> Settings:
+        # One inbox: local image names are read from the local adapter's inbox folder unless
+        # [images] local_dir says otherwise (an operator who moves the inbox moves both).
+        if self.images.local_dir is None:  # a copy: the section may be a caller's object
+            folder = str(inbox_folder(self.local.inbox))
+            self.images = self.images.model_copy(update={"local_dir": folder})
+        return self
+
     def pipeline(self) -> PipelineConfig:
         """The pipeline's sections of these settings: the same section objects, not copies."""
         return PipelineConfig.model_construct(
@@ -405,21 +465,46 @@ def _config_path() -> Path | None:
     path = Path(raw)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    _refuse_secrets(path)
+    _check_file(path)
     return path
 
 
-def _refuse_secrets(path: Path) -> None:
+def read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of a config file and what it parses to; a ConfigError of one line that names
+    the file and line of a syntax error."""
+    text = path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        message = str(exc)
+        at = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+        if at is None:
+            raise ConfigError(f"{path}: invalid TOML: {message}") from None
+        reason = message[: at.start()]
+        raise ConfigError(
+            f"{path}:{at.group(1)}: invalid TOML: {reason} (column {at.group(2)})"
+        ) from None
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a config file that sets a secret (named, never echoed) or a key or section no
+    setting has (one line each, with the closest known name)."""
+    text, data = read_toml(path)
     found = _secret_keys(data, Settings, "")
     if found:
         raise ConfigError(
             f"{path}: secrets must come from environment variables, not the config file "
             f"(found {', '.join(found)}); use FACTNOTE_* variables instead"
         )
+    unknown = unknown_key_lines(path, text, data, Settings)
+    if unknown:
+        raise ConfigError("\n".join(unknown))
+
+
+def environment_warnings() -> list[str]:
+    """One line per FACTNOTE_* environment variable no setting (nor other reader) knows."""
+    flat = [name for names in FLAT_ENV.values() for name in names]
+    return unknown_environment(os.environ, Settings, flat)
 
 
 def _secret_keys(data: Mapping[str, Any], model: type[BaseModel] | None, prefix: str) -> list[str]:

@@ -8,6 +8,7 @@ shows the traceback too. Anything not recognised here is left alone, so bugs sti
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -45,6 +46,7 @@ def validation_lines(exc: Any) -> list[str]:
         shown = error.get("input")
         secret = any(m in setting_name(loc).lower() for m in _SECRET_MARKERS)
         got = "" if secret or isinstance(shown, dict | list) else f" (got {shown!r})"
+        got += _did_you_mean(error)
         if not loc:
             lines.append(f"invalid settings: {message}")
         elif str(loc[0]).isupper():
@@ -54,6 +56,15 @@ def validation_lines(exc: Any) -> list[str]:
                 f"setting {setting_name(loc)} (env {env_name(loc)}): {message}{got}; {CONFIG_HINT}"
             )
     return lines
+
+
+def _did_you_mean(error: Any) -> str:
+    """For a value that is not one of a setting's choices, the closest choice."""
+    if error.get("type") != "literal_error" or not isinstance(error.get("input"), str):
+        return ""
+    choices = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
+    found = difflib.get_close_matches(error["input"], choices, n=1, cutoff=0.6)
+    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 # The search errors that are the configuration's (pipeline/search/registry.py and the providers'
@@ -72,7 +83,7 @@ def user_error(exc: BaseException) -> list[str] | None:
         settings_model = exc.title == "Settings" or exc.title.endswith("Config")
         return validation_lines(exc) if settings_model else None
     if isinstance(exc, ConfigError):
-        return [str(exc)]
+        return str(exc).splitlines()
     name = type(exc).__name__
     if name == "SearchError" and _SEARCH_SETUP.search(str(exc)):
         return [

@@ -288,8 +288,9 @@ class ImagesConfig(BaseModel):
     """Images of a post: safe intake, offline OCR, near-duplicate lookup (pipeline.images)."""
 
     # Local image paths (the local adapter's inbox entries) are read only from under this
-    # folder; keep it the local adapter's inbox folder. None: no local paths at all.
-    local_dir: str | None = "examples/inbox"
+    # folder, and a relative name is taken inside it. Unset: the bot's settings make it the
+    # local inbox's folder (`[local] inbox`); the pipeline on its own then reads no local path.
+    local_dir: str | None = None
     # Intake: bytes read per image (URLs through the SSRF-guarded fetcher, with its timeout
     # and redirect rules), pixels a header may claim (decompression bombs), and the side the
     # decoded copy is cut to (a large JPEG is decoded at reduced size).

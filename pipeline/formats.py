@@ -135,7 +135,10 @@ class ReplyFormat:
     platform: Platform
     name: str  # in words, for people
     budgets: tuple[Budget, ...]
-    url_required: bool  # a reply without a URL fails (`notes_need_url`)
+    # A reply without a URL fails (`no_source`). True for every platform: replies are posted
+    # only for a voiced verdict (refuted, misleading, supported), which always has evidence to
+    # cite; abstentions and opt-out acknowledgements are recorded, never posted as replies.
+    url_required: bool
     prompt_rules: str  # the budget as the writer is told it
     # Community Notes wording: no hashtags, no "this post is false" boilerplate.
     note_wording: bool = False
@@ -168,10 +171,11 @@ REPLY_FORMATS: dict[Platform, ReplyFormat] = {
             platform=Platform.X,
             name="an X reply",
             budgets=(Budget(x_weighted_length, lambda cfg: cfg.x_limit),),
-            url_required=False,
+            url_required=True,
             prompt_rules=(
                 "Platform: an X reply. Budget: at most 280 characters, where each URL counts as "
-                "23 characters and CJK characters and emoji count double. Aim for 250."
+                "23 characters and CJK characters and emoji count double. Aim for 250. It must "
+                "contain at least one URL."
             ),
         ),
         ReplyFormat(
@@ -181,10 +185,10 @@ REPLY_FORMATS: dict[Platform, ReplyFormat] = {
                 Budget(graphemes, lambda cfg: cfg.bluesky_graphemes, "graphemes"),
                 Budget(utf8_bytes, lambda cfg: cfg.bluesky_bytes, "bytes"),
             ),
-            url_required=False,
+            url_required=True,
             prompt_rules=(
                 "Platform: a Bluesky reply. Budget: at most 300 characters including full URLs. "
-                "Aim for 270."
+                "Aim for 270. It must contain at least one URL."
             ),
         ),
         ReplyFormat(

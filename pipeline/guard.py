@@ -1,14 +1,20 @@
 """The reply guard: hard, LLM-free rules a draft must pass before it can become a public reply.
 
 Every broken rule is a `Problem` with a stable `ProblemCode` (written "code: detail"), so
-reports can count failures by rule: `empty`, `too_long`, `invalid_characters`,
+reports can count failures by rule: `empty`, `too_long`, `invalid_characters`, `no_source`,
 `notes_need_url`, `notes_hashtag`, `notes_boilerplate`, `notes_url_only` (notes only),
 `url_hidden_characters`, `url_not_normalised`, `url_credentials`, `url_not_evidence`,
 `url_downgrade`, `mentions_user`, `abusive`, `copies_post`, and, for whole decisions,
 `no_reply_verdict`, `thin_evidence`, `low_confidence`. The rules are the same on every
-platform; only the length counting differs, and some formats need a URL and plain note
+platform; only the length counting differs, and notes need an http(s) source and plain note
 wording: those come from the platform's `ReplyFormat` (`pipeline/formats.py`), where lengths
 are counted.
+
+Every reply cites: a draft with no URL fails `no_source` on X, Bluesky and Community Notes
+alike, and the writer is asked again as for the other rewritable problems. No decision is
+exempt, because none needs to be: only a voiced verdict (refuted, misleading, supported)
+becomes a reply, and it always has evidence; an abstention ("not enough evidence", "not
+checkable", a guard refusal) and an opt-out ("stop") are recorded, never posted.
 
 URLs are found, and judged by the URL rules, in `pipeline/links.py` (the one URL finder; its
 names are re-exported here).
@@ -246,9 +252,9 @@ def check_text(
     post_text: str | None = None,
 ) -> GuardReport:
     """Checks a draft's wording: length, characters, URLs (evidence only, written plainly), no
-    mentions, no insults, no copied run of the post, and at least one URL where the format asks
-    for one (`notes_need_url`). The same rules on every platform, except those two, which come
-    from the platform's `ReplyFormat`.
+    mentions, no insults, no copied run of the post, and at least one URL (`no_source`). The
+    same rules on every platform, except length and note wording, which come from the
+    platform's `ReplyFormat`.
 
     `GuardReport.urls` lists the URLs (as written) that passed every URL rule; only those may
     become links."""
@@ -268,8 +274,10 @@ def check_text(
     if invalid:
         problems.append(Problem(code=ProblemCode.INVALID_CHARACTERS, detail=", ".join(invalid)))
     found = find_urls(text)
-    if form.url_required:
-        problems += note_url_problems(found)
+    if form.url_required and not found:
+        problems.append(Problem(code=ProblemCode.NO_SOURCE))
+    elif form.note_wording:
+        problems += note_url_problems(found)  # a source X accepts: written with http(s)://
     problems += url_problems(found, evidence_urls)
 
     wording = _mask(text, ((u.start, u.end) for u in found))

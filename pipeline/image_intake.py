@@ -146,17 +146,19 @@ def _clean_rgb(opened: Image.Image) -> Image.Image:
 
 
 def read_local(source: str, cfg: ImagesConfig) -> bytes:
-    """The bytes of a local image, only from under `cfg.local_dir` and at most `max_bytes`."""
+    """The bytes of a local image, only from under `cfg.local_dir` and at most `max_bytes`. A
+    relative name is inside that folder (an inbox entry names its images beside it), whatever
+    the working directory."""
     if cfg.local_dir is None:
         raise ImageUnreadable(f"{source}: local images are not read (no images.local_dir)")
     try:
         root = Path(cfg.local_dir).resolve()
         path = Path(source)
-        resolved = (path if path.is_absolute() else Path.cwd() / path).resolve()
+        resolved = (path if path.is_absolute() else root / path).resolve()
         if not resolved.is_relative_to(root):
             raise ImageUnreadable(f"{source}: outside the inbox folder {cfg.local_dir}")
         if not resolved.exists():
-            raise ImageUnreadable(f"{source}: no such file")
+            raise ImageUnreadable(f"{source}: no such file in the inbox folder {cfg.local_dir}")
         return read_capped(resolved, cfg.max_bytes)
     except CappedReadError as exc:
         shown = exc.detail if exc.problem is ReadProblem.UNREADABLE else str(exc)

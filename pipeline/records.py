@@ -228,6 +228,11 @@ class ProblemCode(StrEnum):
     EMPTY = "empty"
     TOO_LONG = "too_long"
     INVALID_CHARACTERS = "invalid_characters"
+    # A reply that cites no URL at all (every platform: a fact-check without a source is what
+    # users distrust). Rewritable: the writer is asked again with the evidence URLs.
+    NO_SOURCE = "no_source"
+    # No longer produced (notes without a URL now fail `no_source`); kept so that the problems
+    # stored by earlier versions still read back.
     NOTES_NEED_URL = "notes_need_url"
     NOTES_HASHTAG = "notes_hashtag"
     NOTES_BOILERPLATE = "notes_boilerplate"

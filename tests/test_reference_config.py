@@ -128,8 +128,9 @@ def test_every_value_the_reference_sets_is_its_default_written_out(no_env: None)
 
 
 # Written commented out although it has a default: X's poll interval follows the plan when
-# unset, and a written 60 s would be refused once someone picks the free plan.
-_COMMENTED_ON_PURPOSE = {"x.poll_interval_s"}
+# unset, and a written 60 s would be refused once someone picks the free plan; the images'
+# local folder follows [local] inbox when unset, and a written one would stop following it.
+_COMMENTED_ON_PURPOSE = {"x.poll_interval_s", "images.local_dir"}
 
 
 def test_every_flat_environment_name_is_mentioned() -> None:

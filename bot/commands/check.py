@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.commands.output import fail, print_urls
 from bot.dates import parse_when
 from pipeline.records import Decision, Platform, Post, utcnow
 
@@ -76,18 +78,40 @@ def load_post(
     if post_json is not None:
         try:
             raw = post_json.read_text(encoding="utf-8")
-        except (OSError, ValueError) as exc:  # and bytes that are not UTF-8
-            raise typer.BadParameter(f"{post_json}: not a valid post: {exc}") from exc
+        except FileNotFoundError:
+            fail(f"{post_json}: no such file", 2)
+        except UnicodeDecodeError:
+            fail(f"{post_json}: not UTF-8 text", 2)
+        except OSError as exc:
+            fail(f"{post_json}: cannot read it: {exc.strerror or exc}", 2)
         asked = _summons_target(post_json, raw, bot_handles)
         if asked is not None:
             return asked
         try:
             return Post.model_validate_json(raw)
-        except ValueError as exc:  # ValidationError
-            raise typer.BadParameter(f"{post_json}: not a valid post: {exc}") from exc
+        except ValidationError as exc:
+            fail(f"{post_json}: not a valid post: {invalid_fields(exc)}", 2)
     if not text or not text.strip():
         raise typer.BadParameter("give the post's TEXT or --post-json FILE")
     return Post(id="cli", author="cli", text=text, created_at=utcnow())
+
+
+def invalid_fields(exc: ValidationError) -> str:
+    """A pydantic error on a JSON file in one line: the missing fields named together, then
+    each other problem by field, never the input echoed."""
+    errors = exc.errors()
+    if any(e["type"] == "json_invalid" for e in errors):
+        return "not JSON: " + "; ".join(
+            str(e.get("ctx", {}).get("error", e["msg"])) for e in errors
+        )
+    missing = [".".join(map(str, e["loc"])) for e in errors if e["type"] == "missing"]
+    others = [
+        f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}"
+        for e in errors
+        if e["type"] != "missing"
+    ]
+    said = [f"missing field(s) {', '.join(missing)}"] if missing else []
+    return "; ".join(said + others)
 
 
 def _summons_target(path: Path, raw: str, bot_handles: Sequence[str]) -> Post | None:
@@ -187,22 +211,25 @@ def _print(payload: dict[str, Any]) -> None:
         console.print(Text("- " + reason))
     if payload["error"]:
         console.print(Text("error: " + payload["error"], style="red"))
+    # URLs under each table, a line each (`print_urls`), so that none is cut or wrapped.
     if payload["evidence"]:
-        table = Table("tier", "stance", "conf", "url", "quote", show_lines=False)
-        for e in payload["evidence"]:
+        table = Table("#", "tier", "stance", "conf", "quote", show_lines=False)
+        for number, e in enumerate(payload["evidence"], start=1):
             table.add_row(
+                str(number),
                 e["tier"],
                 e["stance"],
                 f"{e['confidence']:.2f}",
-                Text(e["url"]),
                 Text(e["quote"][:160]),
             )
         console.print(table)
+        print_urls(console, [e["url"] for e in payload["evidence"]])
     if payload["candidates"]:
-        table = Table("score", "url", "passage")
-        for c in payload["candidates"]:
-            table.add_row(f"{c['score']:.2f}", Text(c["url"]), Text(c["text"][:160]))
+        table = Table("#", "score", "passage")
+        for number, c in enumerate(payload["candidates"], start=1):
+            table.add_row(str(number), f"{c['score']:.2f}", Text(c["text"][:160]))
         console.print(table)
+        print_urls(console, [c["url"] for c in payload["candidates"]])
     llm = payload["llm"]
     console.print(
         Text(

@@ -22,7 +22,7 @@ from rich.text import Text
 from bot import progress
 from bot.commands.claims_sync import sync
 from bot.commands.db_open import INDEX_HELP, index_store, require_file
-from bot.commands.output import say, warn
+from bot.commands.output import error, fail, print_urls, say
 from bot.commands.settings import loaded, section
 from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, RelevanceConfig
 
@@ -90,7 +90,7 @@ def import_(
     def failed(source: str, reason: str) -> None:
         nonlocal failures
         failures += 1
-        warn(f"failed: {source}: {reason}")
+        error(f"failed: {source}: {reason}")
 
     with (
         _open(ctx, index) as claims_index,
@@ -216,8 +216,7 @@ def match(
     require_file(index, "claim index", "add fact-checks with `factnote claims import`")
     with _open(ctx, index) as claims_index:
         if len(claims_index) == 0:
-            warn("the claim index is empty (add fact-checks with `factnote claims import`)")
-            raise typer.Exit(1)
+            fail("the claim index is empty (add fact-checks with `factnote claims import`)")
         found = claims_index.match(text, limit=limit, min_score=0.0 if show_all else None)
     if as_json:
         print(json.dumps([m.model_dump(mode="json") for m in found], ensure_ascii=False, indent=2))
@@ -226,19 +225,21 @@ def match(
         say("no matching fact-check")
         return
     table = Table(title=f"fact-checks matching: {text[:80]}")
-    for column in ("strength", "score", "rating", "publisher", "claim", "review", "note"):
+    for column in ("#", "strength", "score", "rating", "publisher", "claim", "note"):
         table.add_column(column, overflow="fold")
-    for item in found:
+    for number, item in enumerate(found, start=1):
         record = item.record
         cells = (
+            str(number),
             item.strength.value,
             f"{item.score:.3f}",
             record.rating.value + (f" ({record.rating_text})" if record.rating_text else ""),
             record.publisher_name or record.publisher_site,
             record.claim_text,
-            record.review_url,
             "possibly outdated" if item.possibly_outdated else "",
         )
         # Text cells: fact-check wording is data and must not be read as rich markup.
         table.add_row(*(Text(c) for c in cells))
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    print_urls(console, [item.record.review_url for item in found])  # the reviews, uncut

@@ -12,8 +12,9 @@ from rich.table import Table
 from sqlalchemy.engine import make_url
 
 from bot import progress
-from bot.commands.output import say, warn
+from bot.commands.output import error, fail, say, warn
 from bot.commands.settings import loaded
+from bot.config import check_database_url
 
 app = typer.Typer(
     help="The main database: migrations, moving to another database, old side files.",
@@ -50,9 +51,9 @@ def migrate_to(
     from storage.db import Database, make_engine, upgrade
 
     settings = loaded(ctx)
+    check_database_url(url, "the target")
     if make_url(url) == make_url(settings.database_url):
-        warn("the target is the configured database itself")
-        raise typer.Exit(2)
+        fail("the target is the configured database itself", 2)
     source = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
     upgrade(url)
     target = make_engine(url)
@@ -65,8 +66,7 @@ def migrate_to(
             counts = copy_database(source.engine, target, force=force, progress=on_table)
         left = uncopied_tables(source.engine)
     except TargetNotEmpty as exc:
-        warn(f"{exc}; add --force to replace them")
-        raise typer.Exit(1) from exc
+        fail(f"{exc}; add --force to replace them")
     finally:
         target.dispose()
         source.dispose()
@@ -81,8 +81,7 @@ def migrate_to(
         warn(f"not copied (unknown to factnote): {name}")
     bad = [c.table for c in counts if not c.ok]
     if bad:
-        warn(f"row counts differ in: {', '.join(bad)}")
-        raise typer.Exit(1)
+        fail(f"row counts differ in: {', '.join(bad)}")
     rows = sum(c.source for c in counts)
     say(f"{rows} rows in {len(counts)} tables copied; counts match")
 
@@ -122,7 +121,7 @@ def import_side_files(
                 try:
                     done = import_side_file(db.engine, store, path)
                 except SideFileError as exc:
-                    warn(f"failed: {store}: {exc}")
+                    error(f"failed: {store}: {exc}")
                     failed = True
                     continue
                 say(

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from sqlalchemy import Engine
 
-from bot.commands.output import warn
+from bot.commands.output import fail
 from bot.commands.settings import loaded
 
 INDEX_HELP = "A standalone index (a SQLite path or a database URL) instead of the main database."
@@ -28,8 +28,7 @@ def require_file(target: str | None, name: str, hint: str) -> None:
         return
     path = Path(target)
     if not path.is_file():
-        warn(f"no {name} at {path} ({hint})")
-        raise typer.Exit(1)
+        fail(f"no {name} at {path} ({hint})")
 
 
 @contextmanager

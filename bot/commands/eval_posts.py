@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from bot import progress
-from bot.commands.output import say, warn
+from bot.commands.output import fail, say, warn
 from bot.commands.settings import loaded
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ def posts(
         items = read_posts(data)
         target = Platform(platform)
     except (OSError, DataError, ValueError) as exc:
-        warn(f"cannot read the data: {exc}")
-        raise typer.Exit(2) from exc
+        fail(f"cannot read the data: {exc}", 2)
     settings = loaded(ctx)
     # "learn" measures what unreviewed learning does within the run, on a copy never stored:
     # what it learns is proposed, so the copy shows proposals; "frozen" shows what checks do.

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from bot import progress
 from bot.commands import eval_posts
-from bot.commands.output import say, warn
+from bot.commands.output import fail, say
 from bot.commands.settings import section
 from evaluation.taskfive import TaskFiveFormatError, read_qrels, read_rumors, write_run
 from pipeline.config import AuthorityConfig, ClaimsConfig, LLMConfig, RelevanceConfig
@@ -37,8 +37,7 @@ def _reading_data(*errors: type[Exception]) -> Iterator[None]:
     try:
         yield
     except errors as exc:
-        warn(f"cannot read the data: {exc}")
-        raise typer.Exit(2) from exc
+        fail(f"cannot read the data: {exc}", 2)
 
 
 @app.command("authority")
@@ -70,8 +69,7 @@ def authority(
                 on_rumor=lambda _r: bar.advance(),
             )
         except TaskFiveFormatError as exc:
-            warn(str(exc))
-            raise typer.Exit(2) from exc
+            fail(str(exc), 2)
     run = {r.rumor_id: r.ranked for r in results}
     if run_out is not None:
         with open(run_out, "w", encoding="utf-8") as out:

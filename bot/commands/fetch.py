@@ -12,7 +12,6 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from bot.dates import parse_when
@@ -78,14 +77,13 @@ def _print_table(doc: Document, as_of: datetime, reason: str | None) -> None:
         ("as-of", as_of.isoformat()),
         ("usable", "yes" if reason is None else f"no: {reason}"),
     ]
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column(overflow="fold")
-    for name, value in rows:
-        # Page content is untrusted: render it as plain Text, never as rich markup.
-        table.add_row(name, Text(value))
     console = Console(highlight=False)
-    console.print(table)
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        # A line per field, never wrapped by us (a URL stays whole at any terminal width);
+        # page content is untrusted: plain Text, never rich markup.
+        line = Text(f"{name:<{width}}  ", style="bold") + Text(value)
+        console.print(line, soft_wrap=True)
     if doc.text:
         preview = doc.text[:PREVIEW_CHARS] + ("…" if len(doc.text) > PREVIEW_CHARS else "")
         console.print(Text("\n" + preview))

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from bot import progress
 from bot.commands.db_open import INDEX_HELP, index_store, require_file
-from bot.commands.output import say, warn
+from bot.commands.output import error, fail, print_urls, say
 from bot.commands.settings import section
 from bot.dates import parse_when
 from pipeline import safejson
@@ -183,8 +183,7 @@ def add(
 
     files = list(_files(paths))
     if not files:
-        warn("no files to add")
-        raise typer.Exit(1)
+        fail("no files to add")
     failures = 0
     with (
         _open(ctx, index) as local,
@@ -192,13 +191,15 @@ def add(
     ):
         for path in bar.track(files):
             try:
+                if not path.exists():  # before the sidecar: the file itself is what is missing
+                    raise _FileError(f"{path}: no such file")
                 meta = _Meta(url, None, None) if url is not None else _sidecar(path)
                 meta = _Meta(meta.url, published_at or meta.published, title or meta.title)
                 doc = _document(path, meta)
                 added = local.add(doc)
             except Exception as exc:  # reported per file; the rest still go in
                 failures += 1
-                warn(f"failed: {exc}")
+                error(f"failed: {exc}")
                 continue
             state = "added" if added else "unchanged"
             say(f"{state} {doc.url} ({doc.word_count} words)")
@@ -227,13 +228,13 @@ def add_url(
             doc = fetcher.fetch(url)
             if not doc.ok:
                 failures += 1
-                warn(f"failed {url}: {doc.error}")
+                error(f"failed {url}: {doc.error}")
                 continue
             try:
                 added = local.add(doc)
             except Exception as exc:
                 failures += 1
-                warn(f"failed {url}: {exc}")
+                error(f"failed {url}: {exc}")
                 continue
             say(f"{'added' if added else 'unchanged'} {doc.url}")
     if failures:
@@ -260,10 +261,13 @@ def search(
         say("no results")
         return
     table = Table(title=Text(f"Local index: {query}"))
-    for name in ("#", "title", "url", "published", "snippet"):
+    for name in ("#", "title", "published", "snippet"):
         table.add_column(name, overflow="fold")
     for r in results:
         date = r.published.date().isoformat() if r.published else ""
         # Text cells, not strings: a page title like "[bold]..." is data, not rich markup.
-        table.add_row(str(r.rank), Text(r.title), Text(r.url), date, Text(r.snippet))
-    Console().print(table)
+        table.add_row(str(r.rank), Text(r.title), date, Text(r.snippet))
+    console = Console()
+    console.print(table)
+    for r in results:  # numbered by rank, a line each: never cut or wrapped by the table
+        print_urls(console, [r.url], first=r.rank)

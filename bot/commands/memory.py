@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bot.commands.output import say, warn
+from bot.commands.output import fail, say
 from bot.commands.settings import loaded
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ def learn(
     settings = loaded(ctx)
     llm = LLMClient(settings.judge.llm_config(settings.llm))
     if not llm.configured:
-        warn("no LLM endpoint configured: distillation needs one")
-        raise typer.Exit(2)
+        fail("no LLM endpoint configured: distillation needs one", 2)
     ledger = CallLedger()
     with _memory(ctx) as memory:
         report = learn_from_reviews(memory.db, memory, llm, ledger, limit=limit)
@@ -151,8 +150,7 @@ def _govern(ctx: typer.Context, item_id: str, action: str) -> None:
             else memory.set_disabled(item_id, action == "disable")
         )
     if not found:
-        warn(f"no memory item {item_id}")
-        raise typer.Exit(1)
+        fail(f"no memory item {item_id}")
     say(f"{action}d {item_id}")
 
 
@@ -189,8 +187,7 @@ def import_(ctx: typer.Context, path: Path) -> None:
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        warn(f"cannot read {path}: {exc}")
-        raise typer.Exit(2) from exc
+        fail(f"cannot read {path}: {exc}", 2)
     with _memory(ctx) as memory:
         added = memory.import_items(records)
     say(f"{added} items added")

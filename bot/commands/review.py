@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import overrides, platforms, review, users
+from bot.commands.output import fail
 from bot.config import Settings
 from bot.posting import post_one
 from bot.review import Reviewer
@@ -37,8 +38,7 @@ def _db(ctx: typer.Context) -> Database:
 
 
 def _fail(exc: Exception | str) -> NoReturn:
-    typer.echo(f"factnote review: {exc}", err=True)  # one line, however narrow the terminal
-    raise typer.Exit(1)
+    fail(str(exc))  # one line, however narrow the terminal
 
 
 def _reviewer(db: Database, name: str, *, admin: bool = False) -> Reviewer:
@@ -106,7 +106,7 @@ def list_(
             )
         )
         return
-    table = Table("id", "platform", "requester", "deadline", "who", "draft")
+    table = Table("id", "platform", "requester", "deadline", "who")
     for r in items:
         deadline = r.review_deadline.isoformat(timespec="minutes") if r.review_deadline else "-"
         who = ", ".join(
@@ -123,9 +123,11 @@ def list_(
             Text(r.requester),
             deadline,
             Text(who or "-"),
-            Text(r.reply_text or ""),
         )
-    Console(highlight=False).print(table)
+    console = Console(highlight=False)
+    console.print(table)
+    for r in items:  # drafts hold URLs: a line each, never cut or wrapped by the table
+        console.print(Text(f"#{r.id} draft: {r.reply_text or ''}"), soft_wrap=True)
 
 
 def _item(session: Any, request: Request) -> dict[str, Any]:
@@ -256,10 +258,8 @@ def edit(
             db, request_id, text, who, overrides.apply_overrides(settings, db).guard
         )
     if not report.valid:
-        typer.echo(f"refused by the guard ({report.length}/{report.limit}):")
-        for problem in report.problems:
-            typer.echo(f"  - {problem}")
-        raise typer.Exit(1)
+        problems = "; ".join(map(str, report.problems))
+        fail(f"refused by the guard ({report.length}/{report.limit}): {problems}")
     typer.echo(f"draft of #{request_id} updated ({report.length}/{report.limit})")
 
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from bot import platforms
+from bot.commands.output import fail
 from bot.commands.status import LOCKED_EXIT, print_overview
 from bot.config import Settings
 from bot.notes_admission import notes_cycle
@@ -71,8 +72,7 @@ def run_command(
                 bot.run_forever()
     except DatabaseBusy as exc:
         # Another process held the database through every retry: one line, no traceback.
-        typer.echo(f"factnote run: {exc}", err=True)
-        raise typer.Exit(LOCKED_EXIT) from None
+        fail(str(exc), LOCKED_EXIT)
 
 
 def apply_mode(settings: Settings, mode: str) -> None:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from adapters.base import PlatformError
 from adapters.bluesky import BlueskyAdapter
+from bot.commands.output import fail
 from bot.commands.settings import loaded
 from bot.config import ConfigError
 
@@ -57,14 +58,12 @@ def bluesky(
     try:
         creds = loaded(ctx).bluesky.credentials()
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        fail(str(exc), 2)
     adapter = BlueskyAdapter(creds, session_path=session_path or _default_session_path(ctx))
     try:
         result = adapter.ensure_bot_label()
     except PlatformError as exc:
-        typer.echo(f"error: Bluesky setup failed: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        fail(f"Bluesky setup failed: {exc}")
     if json_:
         typer.echo(json.dumps(asdict(result), ensure_ascii=False, indent=2))
         return

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.commands.output import fail, warn
 from pipeline.citations import TIER_ORDER, CitationFileError, CoverageReport, read_cited_urls
 from pipeline.citations import measure as measure_coverage
 from pipeline.config import CredibilityConfig, FetchConfig
@@ -80,10 +81,9 @@ def _build_table(
     try:
         table = PublisherTable.from_config(cfg)
     except (CredibilityDataError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        fail(str(exc), 2)
     for problem in table.skipped:
-        typer.echo(f"warning: skipped {problem}", err=True)
+        warn(f"skipped {problem}")
     return table
 
 
@@ -239,8 +239,7 @@ def coverage(
     try:
         urls = read_cited_urls(file, column)
     except CitationFileError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        fail(str(exc), 2)
     resolver = None
     if resolve:
         resolver = make_resolver(_base_config(ctx, config), _fetch_config(ctx, config))

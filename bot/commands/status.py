@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.commands.output import fail
 from bot.config import Settings
 from bot.summary import Overview, overview, poll_failing
 from pipeline.redaction import shown_url
@@ -34,8 +35,7 @@ def status_command(
     except OperationalError as exc:
         if not is_lock_error(exc):
             raise
-        typer.echo("factnote status: the database is locked by another process", err=True)
-        raise typer.Exit(LOCKED_EXIT) from None
+        fail("the database is locked by another process; try again later", LOCKED_EXIT)
     view = overview(db)
     notes = admission(db)
     db.dispose()

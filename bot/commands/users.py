@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import users
+from bot.commands.output import fail
 from bot.config import Settings
 from pipeline.records import utcnow
 from storage.db import Database
@@ -26,8 +27,7 @@ RoleName = Literal["admin", "senior", "moderator"]
 
 
 def _fail(message: str) -> NoReturn:
-    Console(stderr=True, highlight=False).print(Text(message))
-    raise typer.Exit(1)
+    fail(message)
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import typer
 
+from bot.commands.output import fail
 from bot.config import Settings
 from bot.queue import build_app, ensure_schema, run_worker, uses_procrastinate
 from bot.runtime import open_runtime
@@ -32,12 +33,11 @@ def worker_command(
     """Run queued checks as a Procrastinate worker (PostgreSQL deployments)."""
     settings: Settings = ctx.obj
     if not uses_procrastinate(settings):
-        typer.echo(
-            'factnote worker: set [queue] backend = "procrastinate" (with a PostgreSQL '
-            "database_url); the local backend checks requests inside `factnote run`",
-            err=True,
+        fail(
+            'set [queue] backend = "procrastinate" (with a PostgreSQL database_url); the '
+            "local backend checks requests inside `factnote run`",
+            USAGE_EXIT,
         )
-        raise typer.Exit(USAGE_EXIT)
     if init_only:
         installed = ensure_schema(settings.database_url)
         typer.echo("queue tables installed" if installed else "queue tables already there")

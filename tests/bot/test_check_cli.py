@@ -15,18 +15,23 @@ POST = '{"id": "1", "author": "a", "text": "café", "created_at": "2026-01-01T00
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("content", "said"),
     [
-        POST.encode("latin-1"),  # é as the single byte 0xE9: not UTF-8
-        b"[" * 100_000,
-        b'{"id": "1"}',
+        (POST.encode("latin-1"), "not UTF-8 text"),  # é as the single byte 0xE9
+        (b"[" * 100_000, "not a valid post: not JSON: "),
+        (b'{"id": "1"}', "not a valid post: missing field(s) author, text, created_at"),
     ],
 )
-def test_a_post_file_that_cannot_be_read_is_a_bad_parameter(tmp_path: Path, content: bytes) -> None:
+def test_a_post_file_that_cannot_be_read_is_one_line_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, said: str
+) -> None:
     path = tmp_path / "post.json"
     path.write_bytes(content)
-    with pytest.raises(typer.BadParameter, match="not a valid post"):
+    with pytest.raises(typer.Exit) as exited:
         load_post(None, path)
+    assert exited.value.exit_code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"factnote: error: {path}: {said}")
 
 
 def test_a_valid_post_file_is_read(tmp_path: Path) -> None:

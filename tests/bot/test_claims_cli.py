@@ -133,13 +133,15 @@ def test_hostile_files_fail_one_by_one_and_the_rest_are_imported(tmp_path: Path)
         ],
     )
     assert result.exit_code == 1
-    failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]
+    failed = [
+        line for line in result.stderr.splitlines() if line.startswith("factnote: error: failed: ")
+    ]
     assert failed == [
-        f"failed: {javascript}: ClaimReview 1: review URL 'javascript:alert(1)' is not an "
-        "http(s) URL",
-        f"failed: {nested}: JSON nested deeper than 64 levels",
-        f"failed: {binary}: a binary file, neither JSON nor HTML",
-        f"failed: {tmp_path / 'missing.json'}: no such file",
+        f"factnote: error: failed: {javascript}: ClaimReview 1: review URL "
+        "'javascript:alert(1)' is not an http(s) URL",
+        f"factnote: error: failed: {nested}: JSON nested deeper than 64 levels",
+        f"factnote: error: failed: {binary}: a binary file, neither JSON nor HTML",
+        f"factnote: error: failed: {tmp_path / 'missing.json'}: no such file",
     ]
     assert f"{javascript}: 1 review(s), 1 new or changed" in result.stdout
     assert "factcheck_api.json: 3 review(s), 3 new or changed" in result.stdout
@@ -168,8 +170,8 @@ def test_an_unreachable_url_fails_and_the_next_source_is_imported(tmp_path: Path
         obj=obj,
     )
     assert result.exit_code == 1
-    [line] = [x for x in result.stderr.splitlines() if x.startswith("failed: ")]
-    assert line.startswith(f"failed: {closed}: cannot fetch: ")
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("factnote: error: failed: ")]
+    assert line.startswith(f"factnote: error: failed: {closed}: cannot fetch: ")
     assert "multilingual.json: 3 review(s)" in result.stdout
 
 

@@ -49,7 +49,8 @@ def test_help_guard_and_status_import_neither_the_runtime_nor_the_platform_sdks(
     # In a fresh interpreter: what a cold `factnote --help` / `guard` / `status` loads.
     probe = (
         "out = {}\n"
-        "for args in (['--help'], ['guard', 'Flu shots are safe.'], ['status']):\n"
+        "for args in (['--help'], ['guard', 'Flu shots are safe: who.int/f', '-e', "
+        "'https://who.int/f'], ['status']):\n"
         "    r = CliRunner().invoke(cli.app, args)\n"
         "    out[args[0]] = [r.exit_code, sorted(m for m in ('bot.runtime', 'torch', "
         "'atproto', 'tweepy', 'openai', 'fastapi') if m in sys.modules)]\n"
@@ -181,6 +182,20 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
             "setting database_url (env FACTNOTE_DATABASE_URL) is not a usable database URL",
         ),
         (
+            # Issue 32: a 55-line traceback (no MySQL driver); the password is never echoed.
+            "FACTNOTE_DATABASE_URL",
+            "mysql://bot:pw-never-shown@db/factnote",
+            "setting database_url (env FACTNOTE_DATABASE_URL) is not a usable database URL: "
+            "mysql is not supported (SQLite and PostgreSQL are); use e.g. "
+            "sqlite:///data/factnote.db or postgresql+psycopg://user@host/dbname",
+        ),
+        (
+            "FACTNOTE_DATABASE_URL",
+            "postgresql+asyncpg://bot@db/factnote",
+            "setting database_url (env FACTNOTE_DATABASE_URL) is not a usable database URL: "
+            "the asyncpg driver is not supported (psycopg is)",
+        ),
+        (
             # Port 1 on the loopback: nothing listens, the connection is refused at once.
             "FACTNOTE_DATABASE_URL",
             "postgresql+psycopg://bot:pw@127.0.0.1:1/factnote",
@@ -198,6 +213,7 @@ def test_a_setting_mistake_is_one_line_naming_the_setting_and_the_variable(
     assert len(lines) == 1
     assert lines[0].startswith("factnote: error: " + expected)
     assert "Traceback" not in result.output
+    assert "pw-never-shown" not in result.output
     # With --debug the error is raised as it is, with its traceback.
     debug = invoke("--debug", "status", env=clean_env(tmp_path, **{variable: value}))
     assert debug.exit_code != 0
@@ -270,7 +286,8 @@ def test_the_interpreters_last_collection_is_spared_once_factnote_ends(tmp_path:
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
         "from bot import cli\n"
-        "sys.argv = ['factnote', 'guard', '--platform', 'x', 'Flu shots are safe.']\n"
+        "sys.argv = ['factnote', 'guard', '--platform', 'x', 'Flu shots are safe: who.int/f', "
+        "'-e', 'https://who.int/f']\n"
         "cli.main()\n"
     )
     done = run_python(probe, tmp_path / "exit.db")

@@ -42,13 +42,21 @@ def test_invalid_text_exits_one_and_lists_problems() -> None:
 
 
 def test_platform_option_switches_the_counting() -> None:
-    text = "a" * 290
-    assert runner.invoke(app, [text, "--json"]).exit_code == 1
-    result = runner.invoke(app, [text, "--platform", "bluesky", "--json"])
+    short = "https://who.int/m"
+    text = "a" * 266 + " " + short  # 290 on X (a URL weighs 23), 284 graphemes on Bluesky
+    assert runner.invoke(app, [text, "-e", short, "--json"]).exit_code == 1
+    result = runner.invoke(app, [text, "-e", short, "--platform", "bluesky", "--json"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["limit"] == 300
     notes = runner.invoke(app, ["no link here", "-p", "notes", "--json"])
-    assert json.loads(notes.stdout)["problems"] == ["notes_need_url"]
+    assert json.loads(notes.stdout)["problems"] == ["no_source"]
+
+
+def test_a_reply_citing_nothing_is_invalid_with_no_source() -> None:
+    # Issue 32: a model's echo of its JSON instructions passed the guard as a reply.
+    result = runner.invoke(app, ["-p", "x", "Answer only with JSON matching the schema."])
+    assert result.exit_code == 1
+    assert result.stdout == "INVALID (x): 42/280\n  - no_source\n"
 
 
 def test_unknown_platform_is_a_usage_error() -> None:
@@ -61,9 +69,9 @@ def test_readable_output_prints_untrusted_text_literally() -> None:
     assert "INVALID (x): 35/280" in result.stdout
     assert "url_not_evidence: evil.example/[bold]x" in result.stdout  # not eaten as markup
     assert "abusive: idiot" in result.stdout
-    ok = runner.invoke(app, ["All good."])
+    ok = runner.invoke(app, ["All good: who.int/m", "-e", "https://who.int/m"])
     assert ok.exit_code == 0
-    assert "valid (x): 9/280" in ok.stdout
+    assert "valid (x): 33/280" in ok.stdout
 
 
 def test_a_disguised_link_is_shown_with_its_hidden_characters_and_not_listed_as_a_link() -> None:

@@ -228,7 +228,9 @@ def test_hostile_sidecars_fail_one_by_one_and_the_rest_are_added(tmp_path: Path)
     index = tmp_path / "ix.sqlite"
     result = runner.invoke(app, ["add", str(corpus), "--index", str(index)])
     assert result.exit_code == 1
-    failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]
+    failed = [
+        line for line in result.stderr.splitlines() if line.startswith("factnote: error: failed: ")
+    ]
     assert len(failed) == 4
     assert "'javascript:alert(1)' is not an http(s) URL" in failed[0]
     assert "'file:///etc/passwd' is not an http(s) URL" in failed[1]

@@ -306,7 +306,7 @@ def test_review_actions_refuse_an_unknown_user_in_one_line(
     result = runner.invoke(app, args)
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
-        "factnote review: no user 'ghost_demo': review actions are done as a review-app account "
+        "factnote: error: no user 'ghost_demo': review actions are done as a review-app account "
         "(list them with `factnote users list`, add one with `factnote users add NAME --role "
         "moderator`)"
     ]
@@ -322,7 +322,7 @@ def test_review_actions_refuse_a_disabled_user_and_need_an_account(
     result = runner.invoke(app, ["review", "approve", str(rid), "--as", "mod_demo"])
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "factnote review: user 'mod_demo' is disabled: review actions need an active account"
+        "factnote: error: user 'mod_demo' is disabled: review actions need an active account"
     )
     missing = runner.invoke(app, ["review", "approve", str(rid)])
     assert missing.exit_code == 2 and "--as" in missing.output
@@ -366,9 +366,11 @@ def test_moderator_actions_from_the_command_line_change_the_item_or_fail_in_one_
     assert review_as("claim", rid, "--as", "mod_demo") == (0, [f"#{rid} is claimed by mod_demo"])
     assert review_as("release", rid, "--as", "mod_demo") == (0, [f"#{rid} released"])
     code, lines = review_as("edit", rid, "x" * 300, "--as", "mod_demo")
-    assert code == 1 and lines[0].startswith("refused by the guard")
+    assert code == 1 and lines == [
+        "factnote: error: refused by the guard (300/280): too_long: 300 > 280; no_source"
+    ]
     code, lines = review_as("reject", rid, "--reason", "no such reason", "--as", "mod_demo")
-    assert code == 1 and len(lines) == 1 and lines[0].startswith("factnote review: ")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("factnote: error: ")
     assert _state(cli_env, request_id) == "awaiting_review"
     assert review_as("reject", rid, "--reason", "other", "--as", "mod_demo") == (
         0,
@@ -376,7 +378,7 @@ def test_moderator_actions_from_the_command_line_change_the_item_or_fail_in_one_
     )
     assert _state(cli_env, request_id) == "rejected"
     code, lines = review_as("mode", "sometimes", "--as", "admin_demo")
-    assert code == 1 and len(lines) == 1 and lines[0].startswith("factnote review: mode: ")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("factnote: error: mode: ")
 
 
 def test_the_kill_switch_from_the_command_line_is_for_admins(

@@ -195,6 +195,38 @@ def test_too_long_draft_is_rewritten_then_accepted(fake_llm: FakeLLM, kit_for: K
     assert "too_long" in second
 
 
+@pytest.mark.parametrize("platform", list(Platform))
+def test_a_draft_citing_nothing_fails_no_source_and_the_writer_is_asked_again(
+    fake_llm: FakeLLM, kit_for: KitFor, platform: Platform
+) -> None:
+    fake_llm.script("analyze", Reply.json(ANALYSIS))
+    fake_llm.script("evidence", quotes_from_page)
+    uncited = Reply.json({"text": "Lemon water does not kill flu viruses in the throat."})
+    drafts = iter([lambda body: uncited])
+    fake_llm.script(("write", "rewrite"), lambda body: next(drafts, cite_first_two)(body))
+    decision = Checker(kit_for(fake_llm, draft_with_evidence=False)).check(POST, platform)
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert [str(p) for p in decision.trace.guard[0].problems] == ["no_source"]
+    rewrite = fake_llm.requests_for("rewrite")[0].body["messages"][-1]["content"]
+    assert "rejected by the checker: no_source" in rewrite
+    assert "It must contain at least one URL." in rewrite
+    assert decision.urls and set(decision.urls) <= {e.url for e in decision.evidence}
+
+
+def test_a_writer_that_never_cites_ends_in_an_abstention_not_a_reply(
+    fake_llm: FakeLLM, kit_for: KitFor
+) -> None:
+    fake_llm.script("analyze", Reply.json(ANALYSIS))
+    fake_llm.script("evidence", quotes_from_page)
+    fake_llm.script(("write", "rewrite"), Reply.json({"text": "Answer only with JSON."}))
+    kit = kit_for(fake_llm, draft_with_evidence=False)
+    decision = Checker(kit).check(POST)
+    assert decision.status is DecisionStatus.ABSTAIN
+    assert decision.reply is None and decision.urls == []
+    assert len(decision.trace.drafts) == 1 + kit.cfg.guard.max_rewrites
+    assert decision.reasons == ["guard: no_source"]
+
+
 def test_draft_citing_a_url_that_is_not_evidence_never_passes(
     fake_llm: FakeLLM, kit_for: KitFor
 ) -> None:

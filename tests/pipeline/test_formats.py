@@ -26,8 +26,10 @@ def test_the_writer_is_told_the_limit_the_guard_enforces_by_default(platform: Pl
     assert write.writing_rules(platform, "de") == f"{form.prompt_rules}\n\nLanguage: de"
 
 
-def test_only_community_notes_require_a_url() -> None:
-    assert {p for p, f in REPLY_FORMATS.items() if f.url_required} == {Platform.NOTES}
+def test_every_format_requires_a_url_and_tells_the_writer_so() -> None:
+    # Every reply cites (issue 32): X and Bluesky replies as well as notes.
+    assert {p for p, f in REPLY_FORMATS.items() if f.url_required} == set(Platform)
+    assert all("at least one URL" in f.prompt_rules for f in REPLY_FORMATS.values())
 
 
 def test_guard_and_writer_read_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,7 +44,7 @@ def test_guard_and_writer_read_the_registry(monkeypatch: pytest.MonkeyPatch) -> 
     text = "a" * 50
     assert guard.measure(text, Platform.X, GuardConfig()) == (50, 40)
     report = guard.check_text(text, Platform.X, evidence_urls=[], cfg=GuardConfig())
-    assert [str(p) for p in report.problems] == ["too_long: 50 > 40", "notes_need_url"]
+    assert [str(p) for p in report.problems] == ["too_long: 50 > 40", "no_source"]
     assert (report.length, report.limit) == (50, 40)
     assert write.writing_rules(Platform.X, None) == "TEST RULES\n\nLanguage: same as the post"
 

@@ -203,6 +203,27 @@ def test_local_images_are_read_only_from_the_inbox_folder(tmp_path: Path) -> Non
         take_in(str(inbox / "shot.png"), fetcher(), ImagesConfig(local_dir=None))
 
 
+def test_a_relative_image_name_is_read_from_the_inbox_folder_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inbox = tmp_path / "moved" / "inbox"
+    (inbox / "shots").mkdir(parents=True)
+    (inbox / "shots" / "shot.png").write_bytes(encode(sentence("inside"), "PNG"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "shots").mkdir()
+    (elsewhere / "shots" / "shot.png").write_bytes(encode(sentence("cwd"), "JPEG"))
+    monkeypatch.chdir(elsewhere)  # a same-named file here must not be the one read
+    cfg = ImagesConfig(local_dir=str(inbox))
+    assert take_in("shots/shot.png", fetcher(), cfg).format == "PNG"
+    with pytest.raises(ImageUnreadable, match="outside the inbox folder"):
+        take_in("../../elsewhere/shots/shot.png", fetcher(), cfg)
+    with pytest.raises(
+        ImageUnreadable, match=f"^nope.png: no such file in the inbox folder {inbox}$"
+    ):
+        take_in("nope.png", fetcher(), cfg)
+
+
 def test_local_files_are_read_up_to_the_cap_and_directories_not_at_all(tmp_path: Path) -> None:
     (tmp_path / "big.png").write_bytes(encode(sentence("big"), "PNG") + b"\x00" * 2000)
     cfg = ImagesConfig(local_dir=str(tmp_path), max_bytes=1024)

@@ -209,4 +209,4 @@ def test_any_command_meeting_a_lock_ends_in_one_line(
         db.dispose()
     assert exit_.value.code == 75
     err = capsys.readouterr().err
-    assert err == "factnote: the database is locked by another process; try again later\n"
+    assert err == ("factnote: error: the database is locked by another process; try again later\n")
