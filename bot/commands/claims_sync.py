@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot import progress
-from bot.commands.output import say, warn
+from bot.commands.output import error, fail, say
 from bot.commands.settings import loaded
 
 if TYPE_CHECKING:
@@ -50,11 +50,10 @@ def sync(
 
     settings = loaded(ctx)
     if not configured(settings.claim_sync):
-        warn(
+        fail(
             "no fact-check sources configured: set [claim_sync] queries, publishers "
             "(with FACTNOTE_FACTCHECK_API_KEY in the environment) or feeds"
         )
-        raise typer.Exit(1)
     db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
     try:
         index = ClaimIndex(
@@ -102,5 +101,5 @@ def _print(reports: list[SourceReport], total: int) -> None:
         if len(r.skipped) > SKIPPED_SHOWN:
             say(f"skipped: {r.source}: … and {len(r.skipped) - SKIPPED_SHOWN} more")
         if r.failure:
-            warn(f"failed: {r.source}: {r.failure}")
+            error(f"{r.source}: {r.failure}")
     say(f"claim index holds {total} review(s)")

@@ -96,8 +96,7 @@ def list_items(
 
     wanted = "proposed" if proposed else status
     if wanted and wanted not in STATUSES:
-        warn(f"--status must be one of: {', '.join(STATUSES)}")
-        raise typer.Exit(2)
+        fail(f"--status must be one of: {', '.join(STATUSES)}", code=2)
     with _memory(ctx) as memory:
         for item in memory.find(text, status=wanted):
             say(item.model_dump_json())
@@ -113,8 +112,7 @@ def _decide(ctx: typer.Context, item_id: str, decision: str, actor: str, reason:
         account = users.reviewer(db, actor.strip())
         item = decide_item(db, item_id, decision, account.username, reason)
     except (users.UserError, DecisionRefused) as exc:
-        warn(str(exc))
-        raise typer.Exit(1) from exc
+        fail(str(exc))
     finally:
         db.dispose()
     say(f"{item.status} {item.id} as {account.username}: {item.phase.value}: {item.trigger}")

@@ -213,7 +213,7 @@ def test_the_command_prints_a_summary_per_source(
     skipped = "page 3: claims[1].claimReview[0]: no review URL"
     assert f"skipped: factcheck-api:query=vaccine microchips: {skipped}" in out
     assert "claim index holds 8 review(s)" in out
-    assert f"failed: feed:{tmp_path / 'missing.json'}: no such file" in result.stderr
+    assert f"factnote: error: feed:{tmp_path / 'missing.json'}: no such file" in result.stderr
     assert KEY not in result.output
 
     again = CliRunner().invoke(app, ["sync", "--source", "factcheck-api", "--json"], obj=settings)
