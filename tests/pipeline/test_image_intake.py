@@ -282,3 +282,19 @@ def test_the_byte_cap_holds_without_a_content_length(server: LocalHTTPServer) ->
     )
     with fetcher() as fetch, pytest.raises(ImageUnreadable, match="too large"):
         take_in(server.url("/endless.png"), fetch, ImagesConfig(max_bytes=100_000))
+
+
+def test_a_dripping_image_url_ends_at_the_fetch_deadline(server: LocalHTTPServer) -> None:
+    # One byte every 0.3 s never trips a read timeout; the fetch's 1 s total deadline (the page
+    # fetcher's, checked after every chunk) ends it, at most one byte late (issue 33).
+    data = encode(sentence("slow"), "PNG")
+    server.add(
+        "/slow.png", Route(body=data, content_type="image/png", chunk_size=1, chunk_delay_s=0.3)
+    )
+    t0 = time.monotonic()
+    with (
+        Fetcher(FetchConfig(allow_hosts=LOCAL, timeout_s=1.0)) as fetch,
+        pytest.raises(ImageUnreadable, match=r"timeout after 1\.0s"),
+    ):
+        take_in(server.url("/slow.png"), fetch, ImagesConfig())
+    assert time.monotonic() - t0 < 1.0 + 0.3 + 0.4
