@@ -18,7 +18,7 @@ import secrets
 from collections.abc import Callable
 from datetime import datetime
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -91,7 +91,13 @@ def create_app(
         metrics_token=web.metrics_token.get_secret_value() if web.metrics_token else "",
         proxies=tuple(h.strip() for h in web.trusted_proxies if h.strip()),
     )
-    app = FastAPI(title="factnote review", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="factnote review",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(errors.no_numbers_past_64_bits)],
+    )
     app.state.web = ctx
     app.state.db = db  # what `bot.web.auth` reads the signed-in account from
 

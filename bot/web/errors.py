@@ -3,9 +3,10 @@ token (403) and HTTP errors (the error page; plain text under /static/)."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import PlainTextResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
@@ -15,6 +16,19 @@ from bot.web.auth import LoginRequired
 from bot.web.context import page, redirect
 
 _TITLES = {403: "Forbidden", 404: "Not found", 405: "Method not allowed"}
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INT64 = range(-(2**63), 2**63)
+
+
+def no_numbers_past_64_bits(request: Request) -> None:
+    """A dependency of every route: a path segment or query value that is an integer no
+    database row can have (past 64 bits) is not found, before a handler binds it (SQLite's
+    driver raised OverflowError on it, a 500; issue 33)."""
+    values = [*request.url.path.split("/"), *request.query_params.values()]
+    for value in values:
+        digits = value.lstrip("+-")
+        if _INTEGER.fullmatch(value) and (len(digits) > 19 or int(value) not in _INT64):
+            raise HTTPException(404, "Not found.")
 
 
 async def to_login(request: Request, exc: LoginRequired) -> Response:
