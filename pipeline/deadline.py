@@ -17,7 +17,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import RetryCallState
 from tenacity.stop import stop_base
@@ -110,3 +110,27 @@ def within(
         assert isinstance(value, BaseException)
         raise value
     return value  # type: ignore[return-value]
+
+
+def bound_body(response: Any, deadline: Deadline, expired: Callable[[], BaseException]) -> None:
+    """Make `response` (an httpx or httpx2 response whose body is not read yet) raise
+    `expired()` from its body's reader once `deadline` has passed, checked after every chunk.
+
+    The stream is wrapped in a subclass of the library's own `SyncByteStream` (its readers
+    check for that class); a response of any other kind is left as it is."""
+    inner = response.stream
+    base = next((c for c in type(inner).__mro__ if c.__name__ == "SyncByteStream"), None)
+    if base is None:
+        return
+
+    class DeadlineStream(base):  # type: ignore[misc, valid-type]
+        def __iter__(self) -> Any:
+            for chunk in inner:
+                if deadline.expired():
+                    raise expired()
+                yield chunk
+
+        def close(self) -> None:
+            inner.close()
+
+    response.stream = DeadlineStream()

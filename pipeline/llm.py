@@ -25,7 +25,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from tenacity.wait import wait_random_exponential
 
 from pipeline.config import LLMConfig
-from pipeline.deadline import Deadline, stop_at_deadline, within
+from pipeline.deadline import Deadline, bound_body, stop_at_deadline, within
 from pipeline.failures import PipelineFailure
 from pipeline.llm_output import (
     REASON_CHARS,
@@ -451,8 +451,16 @@ class LLMClient:
             if deadline.expired():
                 raise _deadline_error(step, deadline, tally)
             tally.attempts += 1
-            # Each attempt's network timeouts are the time left of the call's deadline.
-            return client.chat.completions.create(**kwargs, timeout=deadline.timeout())
+            # Each attempt's network timeouts are the time left of the call's deadline, and
+            # the body is read with the deadline checked after every chunk: once the caller
+            # has stopped waiting, this helper drops the connection at the next byte.
+            with client.chat.completions.with_streaming_response.create(
+                **kwargs, timeout=deadline.timeout()
+            ) as response:
+                bound_body(
+                    response.http_response, deadline, lambda: _deadline_error(step, deadline, tally)
+                )
+                return response.parse()
 
         retrying = Retrying(
             stop=stop_any(

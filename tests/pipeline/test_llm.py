@@ -310,9 +310,10 @@ def test_a_hanging_server_ends_the_call_at_its_deadline_retries_included(
 ) -> None:
     fake_llm.script("analyse", Reply.hanging())
     ledger = CallLedger()
+    llm = client(fake_llm, timeout_s=0.3, transient_retries=3)  # built (SDK imported) untimed
     t0 = time.monotonic()
     with pytest.raises(LLMDeadlineExceeded, match=r"deadline: llm call for analyse exceeded 0.3 s"):
-        ask(client(fake_llm, timeout_s=0.3, transient_retries=3), ledger)
+        ask(llm, ledger)
     # The timed-out attempt is not retried past the call's one deadline (issue 33).
     assert time.monotonic() - t0 < 0.3 + DEADLINE_MARGIN_S
     assert ledger.calls[0].attempts == 1
@@ -329,21 +330,37 @@ def test_a_dripping_server_cannot_hold_a_call_past_its_deadline(fake_llm: FakeLL
     # One byte a second, a 2 s read timeout never fires; the 2 s total deadline must.
     fake_llm.script("analyse", Reply.dripping(GOOD, every_s=1.0))
     ledger = CallLedger()
+    llm = client(fake_llm, timeout_s=2.0, transient_retries=3)
     t0 = time.monotonic()
     with pytest.raises(LLMDeadlineExceeded, match="deadline: llm call for analyse exceeded 2 s"):
-        ask(client(fake_llm, timeout_s=2.0, transient_retries=3), ledger)
+        ask(llm, ledger)
     elapsed = time.monotonic() - t0
     assert 2.0 <= elapsed < 2.0 + DEADLINE_MARGIN_S
     assert isinstance(LLMDeadlineExceeded("x", step="s"), LLMTransportError)
     assert ledger.calls[0].error and ledger.calls[0].error.startswith("deadline:")
 
 
+def test_the_abandoned_helper_drops_the_dripping_connection_at_its_next_byte(
+    fake_llm: FakeLLM,
+) -> None:
+    # The caller has its failure at the deadline; the helper thread still blocked in the read
+    # must not drip on for ever: it checks the deadline after every chunk and hangs up.
+    fake_llm.script("analyse", Reply.dripping(GOOD, every_s=0.5))
+    with pytest.raises(LLMDeadlineExceeded):
+        ask(client(fake_llm, timeout_s=1.0), CallLedger())
+    gone_by = time.monotonic() + 0.5 + 2.0  # the next byte, and room for a loaded machine
+    while any(t.name == "llm-analyse" for t in threading.enumerate()):
+        assert time.monotonic() < gone_by, "the helper is still reading"
+        time.sleep(0.05)
+
+
 def test_the_checks_deadline_ends_a_call_before_its_own(fake_llm: FakeLLM) -> None:
     fake_llm.script("analyse", Reply.dripping(GOOD, every_s=1.0))
+    llm = client(fake_llm, timeout_s=30.0)
     ledger = CallLedger(deadline=Deadline(1.0, "check"))
     t0 = time.monotonic()
     with pytest.raises(LLMDeadlineExceeded) as info:
-        ask(client(fake_llm, timeout_s=30.0), ledger)
+        ask(llm, ledger)
     assert time.monotonic() - t0 < 1.0 + DEADLINE_MARGIN_S
     assert str(info.value).startswith("deadline: check exceeded 1 s during llm call for analyse")
     assert info.value.stage == "analyse"
