@@ -4,6 +4,7 @@ token (403) and HTTP errors (the error page; plain text under /static/)."""
 from __future__ import annotations
 
 import re
+import typing
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Request
@@ -21,14 +22,30 @@ _INT64 = range(-(2**63), 2**63)
 
 
 def no_numbers_past_64_bits(request: Request) -> None:
-    """A dependency of every route: a path segment or query value that is an integer no
-    database row can have (past 64 bits) is not found, before a handler binds it (SQLite's
-    driver raised OverflowError on it, a 500; issue 33)."""
-    values = [*request.url.path.split("/"), *request.query_params.values()]
-    for value in values:
-        digits = value.lstrip("+-")
-        if _INTEGER.fullmatch(value) and (len(digits) > 19 or int(value) not in _INT64):
-            raise HTTPException(404, "Not found.")
+    """A dependency of every route: an integer path or query parameter past 64 bits is not
+    found, before the handler binds it to a query (SQLite's driver raised OverflowError on it,
+    a 500; issue 33). Only parameters the route declares as integers are read: a memory item's
+    hex id may be all digits."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if dependant is None:
+        return
+    for field in dependant.path_params:
+        if _integer(field.field_info.annotation):
+            _refuse_past_64_bits(str(request.path_params.get(field.name, "")))
+    for field in dependant.query_params:
+        if _integer(field.field_info.annotation):
+            for value in request.query_params.getlist(field.alias):
+                _refuse_past_64_bits(value)
+
+
+def _integer(annotation: object) -> bool:
+    return annotation is int or int in typing.get_args(annotation)
+
+
+def _refuse_past_64_bits(value: str) -> None:
+    text = value.strip()
+    if _INTEGER.fullmatch(text) and (len(text.lstrip("+-")) > 19 or int(text) not in _INT64):
+        raise HTTPException(404, "Not found.")
 
 
 async def to_login(request: Request, exc: LoginRequired) -> Response:
