@@ -23,9 +23,9 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from adapters.base import (
     FetchResult,
@@ -44,16 +44,30 @@ MAX_ENTRY_BYTES = 1_000_000  # a summons is a few kB; anything this large is not
 MAX_KEY_CHARS = 128  # requests.summons_id
 
 
+def _no_nul(text: str) -> str:
+    # PostgreSQL text cannot hold U+0000: stored, it failed the poll's transaction on every
+    # poll, for ever (issue 33). SQLite stores it, so the entry is refused on both alike.
+    if "\x00" in text:
+        raise ValueError("contains a NUL character (U+0000)")
+    return text
+
+
+Text = Annotated[str, AfterValidator(_no_nul)]
+
+
 class _InboxPost(BaseModel):
-    id: str
-    author: str
-    text: str
+    id: Text
+    author: Text
+    text: Text
     created_at: datetime
-    images: list[str] = []
-    links: list[str] = []
+    images: list[Text] = []
+    links: list[Text] = []
 
 
 class _InboxSummons(_InboxPost):
+    # The summons' id keys its request (requests.summons_id); a longer one failed to store
+    # and logged a traceback on every poll (issue 33).
+    id: Annotated[str, Field(max_length=MAX_KEY_CHARS), AfterValidator(_no_nul)]
     parent: _InboxPost | None = None
     quoted: _InboxPost | None = None
 

@@ -24,6 +24,7 @@ from bench import (
     claim_languages,
     claim_polarity,
     cli_startup,
+    deadlines,
     image_embedding_runtime,
     image_ocr,
     image_similarity,
@@ -64,6 +65,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("image_embedding_runtime", lambda log: image_embedding_runtime.run(log=log)),
     Benchmark("image_store", lambda log: image_store.run(log=log)),
     Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
+    Benchmark("deadlines", lambda log: deadlines.run(log=log)),
     Benchmark(
         "runtime_throughput",
         lambda log: {k: float(v) for k, v in runtime_throughput.run(log=log).items()},

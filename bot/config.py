@@ -280,6 +280,8 @@ class RuntimeConfig(BaseModel):
     # every third of it; a hold that runs out means the worker died, and the request is run
     # again by another. Longer than the slowest database pause, shorter than users will wait.
     lease_s: float = Field(default=60.0, gt=0)
+    # One check's total time: past it the request fails, naming the stage (pipeline.deadline).
+    check_deadline_s: float = Field(default=600.0, gt=0)
 
 
 class QueueConfig(BaseModel):

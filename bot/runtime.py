@@ -50,7 +50,8 @@ def open_runtime(settings: Settings, *, kit: Toolkit | None = None) -> Iterator[
         # This deployment's experience memory, loaded once; the checks retrieve from it.
         kit.memory = StoredMemory(db, settings.memory, embedder=kit.embedder)
     try:
-        yield Runtime(settings=settings, db=db, kit=kit, checker=Checker(kit))
+        checker = Checker(kit, deadline_s=settings.runtime.check_deadline_s)
+        yield Runtime(settings=settings, db=db, kit=kit, checker=checker)
     finally:
         kit.close()
         db.dispose()

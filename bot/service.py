@@ -29,7 +29,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy import select
 
 from adapters.base import Adapter
-from bot import platforms, review
+from bot import overrides, platforms, review
 from bot.claim_sync import schedule_claim_sync
 from bot.config import Settings
 from bot.heap import freeze_startup_heap
@@ -70,6 +70,9 @@ class CycleReport:
     # Requests this cycle left failed, waiting to retry, or with a post set aside: the
     # technical failures `run --once` reports with a non-zero exit status.
     failed_requests: list[int] = field(default_factory=list)
+    # Replies the kill switch holds (a pause, a dry-run override): working as told, not a
+    # failure (issue 33).
+    held_requests: list[int] = field(default_factory=list)
 
     @property
     def failed_polls(self) -> list[PollResult]:
@@ -86,7 +89,7 @@ _TROUBLE_STATES = (RequestState.FAILED.value, RequestState.RETRY.value)
 
 def failed_since(db: Database, since: datetime) -> list[int]:
     """Requests changed since `since` that failed, wait for a retry, or hold a reply whose
-    posting was deferred after an error."""
+    posting was deferred after an error (not one the kill switch holds: `held_since`)."""
     with db.session() as session:
         return list(
             session.scalars(
@@ -97,7 +100,24 @@ def failed_since(db: Database, since: datetime) -> list[int]:
                     | (
                         (Request.state == RequestState.POSTING.value)
                         & Request.last_error.is_not(None)
+                        & ~Request.last_error.startswith(overrides.HELD)
                     ),
+                )
+                .order_by(Request.id)
+            )
+        )
+
+
+def held_since(db: Database, since: datetime) -> list[int]:
+    """Requests changed since `since` whose reply the kill switch holds in `posting`."""
+    with db.session() as session:
+        return list(
+            session.scalars(
+                select(Request.id)
+                .where(
+                    Request.updated_at >= since,
+                    Request.state == RequestState.POSTING.value,
+                    Request.last_error.startswith(overrides.HELD),
                 )
                 .order_by(Request.id)
             )
@@ -193,6 +213,9 @@ class Bot:
         report.expired, report.posted = self.maintenance()
         report.failed_requests = self._step(
             "counting failures", lambda: failed_since(self.db, started)
+        )
+        report.held_requests = self._step(
+            "counting held replies", lambda: held_since(self.db, started)
         )
         return report
 

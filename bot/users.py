@@ -208,8 +208,16 @@ def authenticate(db: Database, username: str, password: str) -> Account | None:
 
 # --- login throttling --------------------------------------------------------------------------
 
+# Three counters (issue 33): per name (any name, so a lockout reveals nothing); per client
+# address for failures on names that are no account (ADDRESS); per client address for failures
+# on real accounts (SPRAY: one password tried on many accounts). A SPRAY lockout or a name's
+# own lockout refuses every attempt unchecked. An ADDRESS lockout only answers every failure
+# from that address as locked: the password of a real account is still checked, so strangers
+# guessing made-up names cannot lock the moderators out of a shared address (an office, a
+# proxy), and a real account's wrong password is answered the same as an unknown name's.
 ACCOUNT = "account"
 ADDRESS = "address"
+SPRAY = "address_known"
 _KEY_LENGTH = 256  # LoginThrottle.key
 
 
@@ -275,35 +283,58 @@ def address_key(address: str) -> str:
     return str(ip)
 
 
-def _throttle_keys(username: str, address: str | None) -> list[tuple[str, str]]:
+def _throttle_keys(username: str, address: str | None, known: bool) -> list[tuple[str, str]]:
     keys = [(ACCOUNT, username[:_KEY_LENGTH])]
     if address:
-        keys.append((ADDRESS, address_key(address)))
+        keys.append((SPRAY if known else ADDRESS, address_key(address)))
     return keys
 
 
-def login_locked_until(
-    db: Database, username: str, address: str | None, now: datetime
-) -> datetime | None:
-    """When the lockout of this name or of this address ends (the later), or None."""
+def _account_exists(db: Database, username: str) -> bool:
+    with db.session() as session:
+        return session.scalars(select(User.id).where(User.username == username)).first() is not None
+
+
+def _locked_until(db: Database, keys: list[tuple[str, str]], now: datetime) -> datetime | None:
     until: datetime | None = None
     with db.session() as session:
-        for scope, key in _throttle_keys(username, address):
+        for scope, key in keys:
             row = session.get(LoginThrottle, (scope, key))
             if row is not None and row.locked_until is not None and row.locked_until > now:
                 until = row.locked_until if until is None else max(until, row.locked_until)
     return until
 
 
+def login_locked_until(
+    db: Database, username: str, address: str | None, now: datetime
+) -> datetime | None:
+    """When the lockout that refuses this name from this address unchecked ends, or None: the
+    name's own, or the address's for failures on real accounts (SPRAY)."""
+    keys = [(ACCOUNT, username[:_KEY_LENGTH])]
+    if address:
+        keys.append((SPRAY, address_key(address)))
+    return _locked_until(db, keys, now)
+
+
 def _count_failure(
-    db: Database, username: str, address: str | None, now: datetime, policy: LoginPolicy
+    db: Database,
+    username: str,
+    address: str | None,
+    known: bool,
+    now: datetime,
+    policy: LoginPolicy,
 ) -> datetime | None:
     """Count one failed login against the name and the address; returns when a lockout that
     now applies ends, or None."""
-    limits = {ACCOUNT: policy.max_failures, ADDRESS: policy.address_max_failures}
+    limits = {
+        ACCOUNT: policy.max_failures,
+        ADDRESS: policy.address_max_failures,
+        SPRAY: policy.address_max_failures,
+    }
+    keys = _throttle_keys(username, address, known)
     for attempt in range(2):
         try:
-            return _count_failure_once(db, _throttle_keys(username, address), now, policy, limits)
+            return _count_failure_once(db, keys, now, policy, limits)
         except IntegrityError:  # another process created the same row first: count again
             if attempt:
                 raise
@@ -369,9 +400,11 @@ def attempt_login(
     now: datetime,
     policy: LoginPolicy,
 ) -> LoginResult:
-    """A throttled `authenticate`. While the name or the address is locked out the password is
-    not even checked, for a real account and an unknown name alike. A failure is counted and
-    logged (name and address, never the password); a success clears the name's failures."""
+    """A throttled `authenticate`. While the name is locked out, or the address for failures on
+    real accounts, the password is not even checked, for a real account and an unknown name
+    alike. While the address is locked for failures on unknown names, the password is checked
+    and every failure answered as locked (see SPRAY above). A failure is counted and logged
+    (name and address, never the password); a success clears the name's failures."""
     locked = login_locked_until(db, username, address, now)
     if locked is not None:
         log.warning(
@@ -381,10 +414,13 @@ def attempt_login(
             locked.isoformat(timespec="seconds"),
         )
         return LoginResult(None, locked)
+    strangers = _locked_until(db, [(ADDRESS, address_key(address))], now) if address else None
     account = authenticate(db, username, password)
     if account is None:
         log.warning("failed login for %r from %s", username[:64], address or "?")
-        return LoginResult(None, _count_failure(db, username, address, now, policy))
+        known = _account_exists(db, username)
+        until = _count_failure(db, username, address, known, now, policy)
+        return LoginResult(None, until or strangers)
     with db.transaction() as session:
         session.execute(
             delete(LoginThrottle).where(
@@ -414,7 +450,8 @@ def unlock_address(db: Database, address: str) -> bool:
     with db.transaction() as session:
         result = session.execute(
             delete(LoginThrottle).where(
-                LoginThrottle.scope == ADDRESS, LoginThrottle.key == address_key(address)
+                LoginThrottle.scope.in_((ADDRESS, SPRAY)),
+                LoginThrottle.key == address_key(address),
             )
         )
     return bool(getattr(result, "rowcount", 0))
@@ -432,5 +469,5 @@ def lockouts(db: Database, now: datetime) -> list[Lockout]:
     return [
         Lockout(r.scope, r.key, r.locked_until)
         for r in rows
-        if r.locked_until is not None and (r.scope == ADDRESS or r.key in names)
+        if r.locked_until is not None and (r.scope in (ADDRESS, SPRAY) or r.key in names)
     ]

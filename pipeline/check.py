@@ -32,12 +32,14 @@ from pipeline.claims import (
     verdict_for,
 )
 from pipeline.context import CheckContext
+from pipeline.deadline import Deadline, DeadlineExceeded, within
 from pipeline.describe import cap_post, detect_language
 from pipeline.failures import PipelineFailure
 from pipeline.first_draft import FirstDraft, first_draft
 from pipeline.head_start import HeadStart, start_head_start
 from pipeline.images import ImageReader, merge_matches, unreadable_only
 from pipeline.known_claims import find_known_claims
+from pipeline.llm import CallLedger
 from pipeline.memory import Phase, Recall
 from pipeline.pages import PagePreparer
 from pipeline.records import (
@@ -67,8 +69,10 @@ def _undescribed_images(post: Post) -> bool:
 
 
 class Checker:
-    def __init__(self, kit: Toolkit) -> None:
+    def __init__(self, kit: Toolkit, *, deadline_s: float | None = None) -> None:
         self.kit = kit
+        # One check's total time (the bot's `runtime.check_deadline_s`); None: no limit.
+        self.deadline_s = deadline_s
 
     def check(
         self,
@@ -84,15 +88,41 @@ class Checker:
         cite a debunk published after the post); evaluation and replay pass the post's time
         with `replay=True`, as MUSE did.
         """
-        run = _Run(self.kit, post, platform, as_of or utcnow(), replay)
-        return run.execute()
+        deadline = Deadline(self.deadline_s, "check") if self.deadline_s else None
+        when = as_of or utcnow()
+        if deadline is None:
+            return _Run(self.kit, post, platform, when, replay).execute()
+        # The run ends itself at its next stage or remote call once the deadline passes; the
+        # watchdog answers on time even if what the run waits on (or its set-up) has not ended.
+        runs: list[_Run] = []
+
+        def execute() -> Decision:
+            runs.append(_Run(self.kit, post, platform, when, replay, deadline))
+            return runs[0].execute()
+
+        def overrun() -> DeadlineExceeded:
+            stage = runs[0].stage if runs else "start"
+            return DeadlineExceeded(deadline.message(stage), stage=stage)
+
+        try:
+            return within(execute, deadline, overrun, name="check")
+        except DeadlineExceeded as exc:
+            return _overrun_decision(exc, runs[0] if runs else None, platform, when, deadline)
 
 
 class _Run:
     def __init__(
-        self, kit: Toolkit, post: Post, platform: Platform, as_of: datetime, replay: bool
+        self,
+        kit: Toolkit,
+        post: Post,
+        platform: Platform,
+        as_of: datetime,
+        replay: bool,
+        deadline: Deadline | None = None,
     ) -> None:
         self.kit = kit
+        self.deadline = deadline
+        self.stage = "start"  # the stage running now, named when the deadline passes
         # A copy (image descriptions are filled in), cut to the prompt limits: every stage
         # reads this one, so no prompt carries more of the post than `llm.max_post_chars`.
         capped, cuts = cap_post(post.model_copy(deep=True), kit.cfg.llm)
@@ -103,6 +133,7 @@ class _Run:
             replay=replay,
             lang=detect_language(capped),
             use_llm=kit.llm.configured,
+            ledger=CallLedger(deadline),
         )
         self.trace = Trace()
         self.timings: dict[str, float] = {}
@@ -119,6 +150,9 @@ class _Run:
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
+        self.stage = stage
+        if self.deadline is not None and self.deadline.expired():
+            raise self.overrun()
         start = time.perf_counter()
         try:
             yield
@@ -196,6 +230,10 @@ class _Run:
             )
         decision.timings["total"] = round(time.perf_counter() - start, 4)
         return decision
+
+    def overrun(self) -> DeadlineExceeded:
+        assert self.deadline is not None
+        return DeadlineExceeded(self.deadline.message(self.stage), stage=self.stage)
 
     def _execute(self) -> Decision:
         if self.ctx.use_llm and self.kit.cfg.research.head_start:
@@ -465,6 +503,27 @@ class _Run:
             outcome,
             reasons=[f"guard: {p}" for p in report.problems],
         )
+
+
+def _overrun_decision(
+    exc: DeadlineExceeded,
+    run: _Run | None,
+    platform: Platform,
+    as_of: datetime,
+    deadline: Deadline,
+) -> Decision:
+    """The failed decision the watchdog gives while the run may still be going: its LLM calls
+    so far, and nothing read from the trace the run is still writing."""
+    return Decision(
+        status=DecisionStatus.FAILED,
+        platform=platform,
+        as_of=as_of,
+        lang=run.ctx.lang if run is not None else None,
+        trace=Trace(llm_calls=run.ctx.ledger.calls if run is not None else []),
+        timings={"total": round(deadline.seconds - deadline.remaining(), 4)},
+        reasons=[f"technical failure in {exc.stage}"],
+        error=f"{type(exc).__name__} in {exc.stage}: {exc}",
+    )
 
 
 def _suggestion(match: ClaimMatch) -> str:

@@ -297,6 +297,12 @@ class ImagesConfig(BaseModel):
     max_bytes: int = Field(default=10_000_000, ge=1024)
     max_pixels: int = Field(default=40_000_000, ge=10_000)
     max_side: int = Field(default=2048, ge=256)
+    # Decoding runs in a child process with this much CPU time (whole seconds, rounded up) and
+    # memory; a JPEG of more scans than `max_jpeg_scans` is refused unread (encoders write about
+    # ten; one repeating a tiny scan thousands of times costs minutes, issue 33).
+    decode_cpu_s: float = Field(default=5.0, gt=0)
+    decode_memory_mb: int = Field(default=1024, ge=128)
+    max_jpeg_scans: int = Field(default=100, ge=1)
     # OCR (rapidocr, models in its wheel): lines scoring under `ocr_min_score` are dropped (a
     # photo read as a phantom "AAA" scored 0.62); the detector sees the image with its longer
     # side at most `ocr_det_side` pixels.

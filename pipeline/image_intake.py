@@ -11,6 +11,10 @@ An image is written by a stranger, so every step assumes it is hostile:
 * Size: a header claiming more than `max_pixels` pixels is refused before decoding, and
   Pillow's own `DecompressionBombWarning` is an error in this process; a large JPEG is decoded
   at reduced size (`draft`), and the copy is cut to `max_side`.
+* Time and memory: the decode runs in a child process with a CPU-time and memory budget
+  (`pipeline.image_decode`), and a JPEG of more scans than any encoder writes is refused
+  before it (a progressive JPEG repeating one small scan costs a full pass over the image
+  per repeat).
 * Content: the EXIF orientation is applied, then the metadata is dropped (a fresh image holds
   only pixels); of an animated GIF or WebP only the first frame is read.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import struct
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,7 @@ from PIL import Image, ImageOps
 from pipeline.capped_read import CappedReadError, ReadProblem, read_capped
 from pipeline.config import ImagesConfig
 from pipeline.fetch import Fetcher, FetchFailure
+from pipeline.image_decode import DecodeRefused, run_bounded
 
 # Process-wide: any Pillow decode in this process refuses a bomb instead of warning about it,
 # and Pillow's own ceiling is lowered to what `ImagesConfig.max_pixels` allows by default.
@@ -49,6 +55,8 @@ IMAGE_MEDIA_TYPES = frozenset(
     }
 )
 IMAGE_ACCEPT = "image/jpeg,image/png,image/gif,image/webp;q=0.9,*/*;q=0.1"
+# The decode child's answer starts with four sizes: as received, and of the clean copy.
+_SIZES = struct.Struct(">IIII")
 _REFUSED_BRANDS = {b"avif": "AVIF", b"avis": "AVIF", b"heic": "HEIC", b"heix": "HEIC"}
 
 
@@ -89,20 +97,63 @@ def sniff(data: bytes) -> str:
     raise ImageUnreadable("not a PNG, JPEG, GIF or WebP image")
 
 
+def jpeg_scans(data: bytes) -> int:
+    """An upper bound on a JPEG's scans: its SOS markers. Entropy-coded data stuffs every 0xFF
+    with a 0x00, so FF DA only starts a scan, or sits in a segment (an EXIF thumbnail's own
+    scans), which only makes the count safer."""
+    return data.count(b"\xff\xda")
+
+
 def decode(data: bytes, cfg: ImagesConfig, source: str = "image") -> IntakeImage:
-    """The image in `data` as a clean RGB copy; ImageUnreadable saying why it is refused."""
+    """The image in `data` as a clean RGB copy; ImageUnreadable saying why it is refused.
+
+    The decode runs in a child process with `cfg.decode_cpu_s` of CPU and
+    `cfg.decode_memory_mb` of memory (pipeline.image_decode); a JPEG of more scans than
+    `cfg.max_jpeg_scans` is refused before any decoding."""
     fmt = sniff(data)
+    if fmt == "JPEG" and (scans := jpeg_scans(data)) > cfg.max_jpeg_scans:
+        raise ImageUnreadable(
+            f"refused: a JPEG of {scans:,} scans (at most {cfg.max_jpeg_scans} are decoded)"
+        )
+    try:
+        decoded = run_bounded(
+            decode_pixels,
+            (data, fmt, cfg.max_pixels, cfg.max_side),
+            cpu_s=cfg.decode_cpu_s,
+            memory_bytes=cfg.decode_memory_mb * 2**20,
+        )
+    except DecodeRefused as exc:
+        raise ImageUnreadable(str(exc)) from exc
+    width, height, side_x, side_y = _SIZES.unpack_from(decoded)
+    pixels = memoryview(decoded)[_SIZES.size :]
+    if not (0 < side_x <= cfg.max_side and 0 < side_y <= cfg.max_side) or (
+        len(pixels) != side_x * side_y * 3
+    ):
+        raise ImageUnreadable("the decoder returned a malformed image")
+    return IntakeImage(
+        source=source,
+        sha256=hashlib.sha256(data).hexdigest(),
+        format=fmt,
+        width=width,
+        height=height,
+        image=Image.frombytes("RGB", (side_x, side_y), pixels),
+    )
+
+
+def decode_pixels(data: bytes, fmt: str, max_pixels: int, max_side: int) -> bytes:
+    """Width and height as received, the clean RGB copy's width and height (`_SIZES`), then
+    its pixels. Runs in the decode child (see `decode`); ImageUnreadable saying why the image
+    is refused."""
     try:
         with Image.open(io.BytesIO(data), formats=[fmt]) as opened:
             width, height = opened.size
-            if width * height > cfg.max_pixels:
+            if width * height > max_pixels:
                 raise ImageUnreadable(
-                    f"decompression bomb refused: {width}x{height} is over "
-                    f"{cfg.max_pixels:,} pixels"
+                    f"decompression bomb refused: {width}x{height} is over {max_pixels:,} pixels"
                 )
             if fmt == "JPEG":
                 # Decode at the smallest DCT scale still >= max_side: 8000x6000 in ~40 ms.
-                opened.draft("RGB", (cfg.max_side, cfg.max_side))
+                opened.draft("RGB", (max_side, max_side))
             opened.seek(0)  # the first frame of an animation only
             opened.load()
             clean = _clean_rgb(opened)
@@ -114,18 +165,13 @@ def decode(data: bytes, cfg: ImagesConfig, source: str = "image") -> IntakeImage
         # UnidentifiedImageError and truncated data are OSErrors; SyntaxError is what some
         # Pillow plugins raise on a malformed header.
         raise ImageUnreadable(f"cannot decode as {fmt}: {exc}") from exc
+    except MemoryError:
+        raise
     except Exception as exc:
         # Any other decoder or EXIF crash on a hostile file is this image's problem only.
         raise ImageUnreadable(f"cannot decode as {fmt}: {type(exc).__name__}: {exc}") from exc
-    clean.thumbnail((cfg.max_side, cfg.max_side))
-    return IntakeImage(
-        source=source,
-        sha256=hashlib.sha256(data).hexdigest(),
-        format=fmt,
-        width=width,
-        height=height,
-        image=clean,
-    )
+    clean.thumbnail((max_side, max_side))
+    return _SIZES.pack(width, height, *clean.size) + clean.tobytes()
 
 
 def _clean_rgb(opened: Image.Image) -> Image.Image:

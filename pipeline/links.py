@@ -5,7 +5,8 @@ would read it: each character through NFKC, ideographic full stops in hosts as d
 characters (zero-width, soft hyphen, bidi controls) dropped, then hosts through IDNA/UTS 46.
 URLs are found there with twitter-text's own extractor (so the guard and X agree) and a
 stricter backstop that also catches what twitter-text skips (unknown TLDs, IP hosts, ports, IDN
-hosts, look-alike hosts such as `who.int.evil.example`): the guard must see every link a reader
+hosts, look-alike hosts such as `who.int.evil.example`, bare hosts under newer public suffixes
+such as `evil.music`): the guard must see every link a reader
 could follow, not only the ones X would turn into t.co links. A URL passes only when it is
 written as it reads, with nothing hidden in or beside it, without credentials, naming an
 evidence page, with the evidence's https kept.
@@ -52,6 +53,13 @@ _BACKSTOP_RE = regex.compile(
     | (?<![A-Za-z0-9@._%+\-/])localhost(?::\d{{1,5}}|(?=/))[{_URL_CHAR}]*
     """,
     regex.VERBOSE | regex.IGNORECASE,
+)
+# A host written bare, with no scheme and no path ("evil.music"): twitter-text finds it only
+# when its TLD is in twitter-text's own (2017) list; it is a link when its suffix is a public
+# one (tldextract's bundled list, read offline), so "index.html" or "e.g" are not.
+_BARE_HOST_RE = regex.compile(
+    rf"(?<![{_HOST_LETTER}@._%+\-/])(?:{_LABEL}\.)+{_TLD}(?::\d{{1,5}})?(?![{_HOST_LETTER}\-@])",
+    regex.IGNORECASE,
 )
 # Characters no reader sees: format controls (zero-width space and joiners, soft hyphen, bidi
 # marks and overrides, tags, BOM) and the other default-ignorable code points (variation
@@ -116,6 +124,7 @@ def _url_spans(text: str) -> list[tuple[int, int]]:
         end = _trim_end(text, match.start(), match.end(), match.start())
         if end > match.start():
             spans.append((match.start(), end))
+    spans.extend(_bare_hosts(text))
     spans = [(_with_userinfo(text, s), e) for s, e in spans]
     spans.sort()
     merged: list[tuple[int, int]] = []
@@ -125,6 +134,28 @@ def _url_spans(text: str) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def _bare_hosts(text: str) -> list[tuple[int, int]]:
+    """Spans of bare hosts under a public suffix, the new TLDs twitter-text does not know
+    included (issue 33: `evil.music`)."""
+    candidates = list(_BARE_HOST_RE.finditer(text))
+    if not candidates:
+        return []
+    # Imported here: the suffix list is loaded only for text that has something host-like.
+    from pipeline.domains import suffix_extractor
+
+    extract = suffix_extractor()
+    spans: list[tuple[int, int]] = []
+    for match in candidates:
+        host = match.group().rsplit(":", 1)[0].lower()
+        try:
+            parts = extract(host)
+        except ValueError:
+            continue
+        if parts.suffix and parts.domain:
+            spans.append((match.start(), _trim_end(text, match.start(), match.end(), 0)))
+    return spans
 
 
 def _normal_view(text: str) -> tuple[str, list[int]]:

@@ -22,10 +22,11 @@ from urllib.parse import urlsplit
 
 import httpx
 import pydantic
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
 from tenacity.wait import wait_random_exponential
 
 from pipeline.config import LLMConfig
+from pipeline.deadline import Deadline, bound_body, stop_at_deadline, within
 from pipeline.failures import PipelineFailure
 from pipeline.llm_output import (
     REASON_CHARS,
@@ -98,6 +99,11 @@ class LLMTransportError(LLMError):
         self.status_code = status_code
 
 
+class LLMDeadlineExceeded(LLMTransportError):
+    """The call's total deadline (`LLMConfig.timeout_s`, retries and re-asks included) or the
+    check's passed before an answer came."""
+
+
 class LLMInvalidOutput(LLMError):
     """The model kept answering with something unusable; `raw` is its last answer, truncated."""
 
@@ -109,10 +115,12 @@ class LLMInvalidOutput(LLMError):
 class CallLedger:
     """Per-request accounting of LLM calls. Thread-safe: steps call the LLM from workers."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: Deadline | None = None) -> None:
         self._lock = threading.Lock()
         self._calls: list[LLMCall] = []
         self._estimated = 0
+        # The check's deadline: every call made for the request ends by it too.
+        self.deadline = deadline
 
     def add(self, call: LLMCall, *, usage_estimated: bool = False) -> None:
         with self._lock:
@@ -369,15 +377,23 @@ class LLMClient:
             )
             record(str(refused))  # in the trace as a call of no attempts
             raise refused
+        # One deadline for the whole call: every attempt, backoff wait and re-ask shares it.
+        deadline = Deadline(self._cfg.timeout_s, f"llm call for {step}").sooner(ledger.deadline)
         try:
-            result = self._ask(
-                step,
-                base=base,
-                response_format=response_format,
-                parse=parse,
-                reask=reask,
-                max_tokens=max_tokens or self._cfg.max_output_tokens,
-                tally=tally,
+            result = within(
+                lambda: self._ask(
+                    step,
+                    base=base,
+                    response_format=response_format,
+                    parse=parse,
+                    reask=reask,
+                    max_tokens=max_tokens or self._cfg.max_output_tokens,
+                    tally=tally,
+                    deadline=deadline,
+                ),
+                deadline,
+                lambda: _deadline_error(step, deadline, tally),
+                name=f"llm-{step}",
             )
         except LLMError as err:
             record(str(err))
@@ -398,12 +414,13 @@ class LLMClient:
         reask: str,
         max_tokens: int,
         tally: _Tally,
+        deadline: Deadline,
     ) -> R:
         answers = 1 + max(0, self._cfg.invalid_retries)
         messages = base
         last: InvalidAnswer | None = None
         for _ in range(answers):
-            answer = self._complete(step, messages, response_format, max_tokens, tally)
+            answer = self._complete(step, messages, response_format, max_tokens, tally, deadline)
             try:
                 return parse(answer)
             except InvalidAnswer as invalid:
@@ -428,6 +445,7 @@ class LLMClient:
         response_format: dict[str, Any] | None,
         max_tokens: int,
         tally: _Tally,
+        deadline: Deadline,
     ) -> Answer:
         assert self._client is not None
         client = self._client
@@ -443,12 +461,26 @@ class LLMClient:
         import openai  # already loaded: a client exists
 
         def once() -> Any:
+            if deadline.expired():
+                raise _deadline_error(step, deadline, tally)
             tally.attempts += 1
-            return client.chat.completions.create(**kwargs)
+            # Each attempt's network timeouts are the time left of the call's deadline, and
+            # the body is read with the deadline checked after every chunk: once the caller
+            # has stopped waiting, this helper drops the connection at the next byte.
+            with client.chat.completions.with_streaming_response.create(
+                **kwargs, timeout=deadline.timeout()
+            ) as response:
+                bound_body(
+                    response.http_response, deadline, lambda: _deadline_error(step, deadline, tally)
+                )
+                return response.parse()
 
         retrying = Retrying(
-            stop=stop_after_attempt(max(1, self._cfg.transient_retries)),
-            wait=self._wait,
+            stop=stop_any(
+                stop_after_attempt(max(1, self._cfg.transient_retries)),
+                stop_at_deadline(deadline),
+            ),
+            wait=lambda state: min(self._wait(state), deadline.remaining()),
             retry=retry_if_exception(_is_transient),
             sleep=self._sleep,
             before_sleep=lambda state: log.info(
@@ -468,6 +500,8 @@ class LLMClient:
                 status_code=err.status_code,
             ) from err
         except openai.APITimeoutError as err:
+            if deadline.expired():
+                raise _deadline_error(step, deadline, tally) from err
             raise LLMTransportError(
                 f"{step}: LLM request timed out after {self._cfg.timeout_s:g}s "
                 f"({tally.attempts} attempt(s))",
@@ -523,6 +557,12 @@ class LLMClient:
             tally.prompt_tokens * self._cfg.price_prompt_per_1k
             + tally.completion_tokens * self._cfg.price_completion_per_1k
         ) / 1000.0
+
+
+def _deadline_error(step: str, deadline: Deadline, tally: _Tally) -> LLMDeadlineExceeded:
+    return LLMDeadlineExceeded(
+        f"{deadline.message(f'llm call for {step}')} ({tally.attempts} attempt(s))", step=step
+    )
 
 
 def _user_content(user: str, images: Sequence[str]) -> str | list[dict[str, Any]]:

@@ -161,3 +161,32 @@ def cer(expected: str, got: str) -> float:
 
     a, b = " ".join(expected.split()), " ".join(got.split())
     return Levenshtein.distance(a, b) / max(1, len(a))
+
+
+def repeated_scan_jpeg(repeats: int, side: int = 2000) -> bytes:
+    """A hostile progressive JPEG (issue 33): a plain `side`-px square that Pillow (libjpeg)
+    writes progressively, with its shortest AC refinement scan repeated `repeats` times before
+    the end of the image. Each repeat is a few bytes, and libjpeg decodes it as a full pass
+    over the image's coefficients (about 1 ms at 2000 px).
+
+    JPEG layout (ITU T.81 B.2.3, "Scan header"): FF DA, a 2-byte length, Ns, Ns component
+    selectors of 2 bytes, then Ss, Se and Ah|Al; the entropy-coded data follows up to the next
+    marker (an FF not followed by 00 or a restart marker D0-D7)."""
+    data = encode(Image.new("RGB", (side, side), (120, 130, 140)), "JPEG", progressive=True)
+    scans: list[tuple[int, int, bool]] = []  # (start, end, AC refinement)
+    i = 2  # after SOI
+    while data[i + 1] != 0xD9:  # EOI
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
+        if data[i + 1] != 0xDA:  # a segment other than a scan
+            i += 2 + length
+            continue
+        header = data[i + 4 : i + 2 + length]
+        ss, ah = header[1 + 2 * header[0]], header[3 + 2 * header[0]] >> 4
+        end = i + 2 + length
+        while not (data[end] == 0xFF and data[end + 1] != 0 and not 0xD0 <= data[end + 1] <= 0xD7):
+            end += 1
+        scans.append((i, end, ss > 0 and ah > 0))
+        i = end
+    start, end, _ = min((s for s in scans if s[2]), key=lambda s: s[1] - s[0])
+    last = scans[-1][1]
+    return data[:last] + data[start:end] * repeats + data[last:]

@@ -63,7 +63,7 @@ def posts(
     kit = Toolkit.build(settings.pipeline(), database=index_db.engine)
     judge_llm = LLMClient(settings.judge.llm_config(settings.llm)) if judge else None
     run = EvalRun(
-        checker=Checker(kit),
+        checker=Checker(kit, deadline_s=settings.runtime.check_deadline_s),
         guard_cfg=settings.guard,
         platform=target,
         judge=Judge(judge_llm, settings.guard, seed=settings.judge.seed) if judge_llm else None,

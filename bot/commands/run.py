@@ -4,7 +4,8 @@ Exit status of `run --once`, for cron and supervisors: 0 when every poll and eve
 went through; `FAILED_EXIT` (69, EX_UNAVAILABLE in sysexits.h: a service it needs did not
 work) when a poll failed or a request failed technically (failed, waiting for a retry, or its
 reply not posted after an error); `LOCKED_EXIT` (75) when the database stayed locked.
-Abstaining, skipping and needing an LLM are decisions, not failures.
+Abstaining, skipping and needing an LLM are decisions, not failures, and so is a reply the
+kill switch holds (a line says so).
 """
 
 from __future__ import annotations
@@ -99,3 +100,11 @@ def print_cycle(report: CycleReport) -> None:
     if report.failed_requests:
         ids = ", ".join(f"#{i}" for i in report.failed_requests)
         console.print(Text(f"failed technically: {len(report.failed_requests)} request(s): {ids}"))
+    if report.held_requests:
+        ids = ", ".join(f"#{i}" for i in report.held_requests)
+        console.print(
+            Text(
+                f"replies held by the kill switch (not a failure): "
+                f"{len(report.held_requests)} request(s): {ids}"
+            )
+        )

@@ -18,19 +18,24 @@ import secrets
 from collections.abc import Callable
 from datetime import datetime
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from bot import users
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.metrics import registry_for
 from bot.web import errors
 from bot.web.context import HERE, WebContext, build_templates
 from bot.web.routes import admin, auth, item, ops, queue
 from bot.web.routes import images as image_routes
 from bot.web.routes import memory as memory_routes
-from bot.web.security import SchemeAwareSessions, security_headers
+from bot.web.security import (
+    SchemeAwareSessions,
+    UntrustedRelayWarning,
+    proxy_warnings,
+    security_headers,
+)
 from pipeline.records import utcnow
 from storage.db import Database
 
@@ -40,8 +45,20 @@ SESSION_COOKIE = "factnote_session"
 SESSION_MAX_AGE_S = 12 * 3600
 
 
+# Whoever holds one session cookie can try candidate secrets offline against its HMAC, so a
+# short secret is found (issue 33: FACTNOTE_WEB_SECRET=a signed a forged admin cookie). 32
+# bytes is what `secrets.token_urlsafe(32)` draws.
+MIN_SECRET_BYTES = 32
+
+
 def _secret(configured: str) -> str:
     if configured:
+        if len(configured.encode()) < MIN_SECRET_BYTES:
+            raise ConfigError(
+                f"FACTNOTE_WEB_SECRET is shorter than {MIN_SECRET_BYTES} bytes, so a session "
+                "cookie could be forged; make one with: "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
         return configured
     log.warning(
         "FACTNOTE_WEB_SECRET is not set: using a random session secret, so sessions end when "
@@ -74,7 +91,13 @@ def create_app(
         metrics_token=web.metrics_token.get_secret_value() if web.metrics_token else "",
         proxies=tuple(h.strip() for h in web.trusted_proxies if h.strip()),
     )
-    app = FastAPI(title="factnote review", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="factnote review",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(errors.no_numbers_past_64_bits)],
+    )
     app.state.web = ctx
     app.state.db = db  # what `bot.web.auth` reads the signed-in account from
 
@@ -87,9 +110,13 @@ def create_app(
         max_age=SESSION_MAX_AGE_S,
         same_site="lax",
     )
+    for warning in proxy_warnings(ctx.proxies):
+        log.warning("%s", warning)
     if ctx.proxies:
         # Outermost, so the sessions and every handler see the real client and scheme.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(ctx.proxies))
+    # Outside even that: it must see the address the connection came from.
+    app.add_middleware(UntrustedRelayWarning, proxies=ctx.proxies)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     errors.install(app)
     for area in (ops, auth, queue, item, admin):

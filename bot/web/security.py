@@ -2,7 +2,8 @@
 HTTPS, which proxies to believe about the client, and who may read `/metrics`.
 
 Every response carries a strict Content-Security-Policy (scripts only with the request's nonce)
-and anti-framing, no-sniff and referrer headers (`security_headers`).
+and anti-framing, no-sniff and referrer headers, and HSTS when it went out over HTTPS
+(`security_headers`).
 
 Behind a reverse proxy the app sees the proxy's address and plain HTTP. Only proxies listed in
 `web.trusted_proxies` are believed when they send X-Forwarded-For / X-Forwarded-Proto; from
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Literal
@@ -21,6 +23,10 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+HSTS_MAX_AGE_S = 365 * 24 * 3600
 
 
 class SchemeAwareSessions:
@@ -116,5 +122,70 @@ async def security_headers(
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"
+    if request.url.scheme == "https":
+        # Only over HTTPS (directly, or as a trusted proxy's X-Forwarded-Proto says): a browser
+        # ignores it over plain HTTP (RFC 6797 8.1), and an app reached over plain HTTP on
+        # purpose (a laptop, loopback) must not be pinned to HTTPS. No includeSubDomains: the
+        # app may share its domain with sites that are not ours to pin.
+        response.headers["Strict-Transport-Security"] = f"max-age={HSTS_MAX_AGE_S}"
     response.headers.setdefault("Cache-Control", "no-store")
     return response
+
+
+def proxy_warnings(proxies: tuple[str, ...]) -> list[str]:
+    """What is wrong with `web.trusted_proxies` as configured, for the start-up log."""
+    if "*" in proxies:
+        return [
+            'web.trusted_proxies has "*": every client is believed about its address '
+            "(X-Forwarded-For), so anyone can rotate it past the per-address login limits; "
+            "list the reverse proxy's address instead"
+        ]
+    return []
+
+
+def trusts(proxies: tuple[str, ...], host: str | None) -> bool:
+    """Whether `host` is one of `proxies` (addresses, networks, or "*")."""
+    if not host:
+        return False
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host in proxies
+    for entry in proxies:
+        if entry == "*":
+            return True
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+class UntrustedRelayWarning:
+    """ASGI middleware (outermost) that logs, once per address, a client that relays others'
+    requests (it sends X-Forwarded-For) without being in `web.trusted_proxies`: every client
+    behind it then shares its address, so failed logins of strangers count against the
+    moderators behind the same proxy, and none of them is seen to use HTTPS. The usual cause
+    is Docker's port mapping, where the app sees the network's gateway, not 127.0.0.1."""
+
+    def __init__(self, app: ASGIApp, /, *, proxies: tuple[str, ...]) -> None:
+        self.app = app
+        self.proxies = proxies
+        self.warned: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            client = scope.get("client")
+            host = client[0] if client else None
+            relayed = any(name == b"x-forwarded-for" for name, _ in scope.get("headers", ()))
+            if relayed and host and host not in self.warned and not trusts(self.proxies, host):
+                self.warned.add(host)
+                log.warning(
+                    "requests from %s carry X-Forwarded-For but %s is not in "
+                    "web.trusted_proxies: every client it relays shares its address (login "
+                    "limits) and is not seen to use HTTPS; add it to web.trusted_proxies",
+                    host,
+                    host,
+                )
+        await self.app(scope, receive, send)

@@ -25,15 +25,22 @@ from tenacity import (
     Retrying,
     retry_if_exception_type,
     stop_after_attempt,
+    stop_any,
     wait_exponential,
 )
 
+from pipeline import safejson
 from pipeline.config import SearchConfig
+from pipeline.deadline import Deadline, stop_at_deadline, within
 from pipeline.failures import PipelineFailure
 from pipeline.records import SearchResult
 from pipeline.redaction import redact
 
 C = TypeVar("C")  # a provider's config section
+
+# The most of one answer that is read. Search APIs answer in tens of kilobytes (Google's ten
+# results: ~30 KB; SearXNG's page: ~100 KB); a 50 MB answer took 1.1 GB to parse (issue 33).
+MAX_RESPONSE_BYTES = 5_000_000
 
 
 class SearchError(PipelineFailure):
@@ -244,25 +251,53 @@ class HttpSearchProvider:
         headers: Mapping[str, str] | None = None,
         json_body: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Send the request, retrying transient failures, and return the decoded JSON body."""
+        """Send the request, retrying transient failures, and return the decoded JSON body.
+
+        `timeout_s` is one deadline for the whole call: every attempt, each read and every wait
+        between attempts share it, so neither a dripping server nor the retries can stretch
+        it (issue 33)."""
+        deadline = Deadline(self._timeout_s, f"search call to {self.name}")
+        attempts = [0]
+
+        def attempt() -> httpx.Response:
+            attempts[0] += 1
+            return self._send_once(
+                method, url, params=params, headers=headers, json_body=json_body, deadline=deadline
+            )
+
         retrying = Retrying(
-            stop=stop_after_attempt(max(self._retry.attempts, 1)),
-            wait=self._wait,
+            stop=stop_any(
+                stop_after_attempt(max(self._retry.attempts, 1)), stop_at_deadline(deadline)
+            ),
+            wait=lambda state: min(self._wait(state), deadline.remaining()),
             retry=retry_if_exception_type(_Transient),
             sleep=self._retry.sleep,
             reraise=True,
         )
+
+        def expired() -> SearchError:
+            return SearchError(f"{self.name}: {deadline.message()} ({attempts[0]} attempt(s))")
+
+        def call() -> httpx.Response:
+            try:
+                return retrying(attempt)
+            except _Transient as exc:
+                if deadline.expired():
+                    raise expired() from None
+                raise SearchError(
+                    f"{self.name}: {exc.cause} (after {attempts[0]} attempts)"
+                ) from None
+
+        response = within(call, deadline, expired, name=f"search-{self.name}")
+        content = response.content
         try:
-            response = retrying(
-                self._send_once, method, url, params=params, headers=headers, json_body=json_body
-            )
-        except _Transient as exc:
-            raise SearchError(
-                f"{self.name}: {exc.cause} (after {self._retry.attempts} attempts)"
-            ) from None
+            text = content.decode(json.detect_encoding(content))
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise SearchError(f"{self.name}: response is not valid JSON ({exc})") from None
         try:
-            return response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # Strangers' pages fill the answer: nesting and huge numbers are refused, not raised.
+            return safejson.loads(text)
+        except safejson.UntrustedJSONError as exc:
             raise SearchError(f"{self.name}: response is not valid JSON ({exc})") from None
 
     def _send_once(
@@ -273,18 +308,26 @@ class HttpSearchProvider:
         params: Mapping[str, str | int] | None,
         headers: Mapping[str, str] | None,
         json_body: Mapping[str, Any] | None,
+        deadline: Deadline,
     ) -> httpx.Response:
         # `from None` throughout: httpx errors carry the request, whose URL or headers may hold
         # the API key; the message we raise says what went wrong without it.
         try:
-            response = self._client.request(
+            with self._client.stream(
                 method,
                 url,
                 params=params,
                 headers=headers,
                 json=json_body,
-                timeout=self._timeout_s,
-            )
+                timeout=deadline.timeout(),
+            ) as streamed:
+                data = self._read_capped(streamed, deadline)
+                response = httpx.Response(
+                    streamed.status_code,
+                    headers=streamed.headers,
+                    content=data,
+                    request=streamed.request,
+                )
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             cause = _redact(f"{type(exc).__name__}: {exc}", self._secrets())
             raise _Transient(cause) from None
@@ -297,6 +340,21 @@ class HttpSearchProvider:
         if status >= 400:
             raise SearchError(f"{self.name}: HTTP {status}{self._error_detail(response)}")
         return response
+
+    def _read_capped(self, streamed: httpx.Response, deadline: Deadline) -> bytes:
+        """The body, at most `MAX_RESPONSE_BYTES`, the deadline checked after every chunk."""
+        too_large = SearchError(f"{self.name}: answer over {MAX_RESPONSE_BYTES:,} bytes")
+        declared = streamed.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+            raise too_large
+        data = bytearray()
+        for chunk in streamed.iter_bytes():
+            data += chunk
+            if len(data) > MAX_RESPONSE_BYTES:
+                raise too_large
+            if deadline.expired():
+                raise _Transient(deadline.message())
+        return bytes(data)
 
     def _error_detail(self, response: httpx.Response) -> str:
         """A short, redacted excerpt of an error body: APIs explain bad keys or quotas there."""

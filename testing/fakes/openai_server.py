@@ -46,6 +46,9 @@ class Reply:
     refusal: str | None = None
     hang: bool = False
     drop: bool = False
+    # Seconds between the body's bytes, sent one at a time: each read returns well within any
+    # read timeout, so only a total deadline ends the call (issue 33's dripping endpoint).
+    drip_s: float = 0.0
     raw_body: str | None = None  # sent verbatim instead of a completion (a proxy page, say)
     content_type: str = "application/json"
 
@@ -76,6 +79,11 @@ class Reply:
     def body(cls, text: str, content_type: str = "text/html", status: int = 200) -> Reply:
         """An arbitrary body in place of a chat completion."""
         return cls(content=None, raw_body=text, content_type=content_type, status=status)
+
+    @classmethod
+    def dripping(cls, obj: Any, every_s: float) -> Reply:
+        """`obj` as a JSON answer whose body comes one byte every `every_s` seconds."""
+        return cls.json(obj, drip_s=every_s)
 
     @classmethod
     def dropped(cls) -> Reply:
@@ -300,14 +308,25 @@ class _Handler(BaseHTTPRequestHandler):
                 error = {"error": {"message": f"fake error {reply.status}", "code": reply.status}}
             self._send_json(reply.status, error, reply.headers)
             return
-        self._send_json(200, self.owner._completion(body, reply), reply.headers)
+        self._send_json(200, self.owner._completion(body, reply), reply.headers, reply.drip_s)
 
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        drip_s: float = 0.0,
+    ) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode()
-        self._send(status, data, "application/json", headers)
+        self._send(status, data, "application/json", headers, drip_s)
 
     def _send(
-        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: dict[str, str] | None,
+        drip_s: float = 0.0,
     ) -> None:
         try:
             self.send_response(status)
@@ -316,7 +335,16 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not drip_s:
+                self.wfile.write(data)
+                return
+            self.wfile.flush()
+            for i in range(len(data)):
+                if self.owner._stopping.wait(drip_s):
+                    self.close_connection = True
+                    return
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up (its timeout fired); nothing left to do.
             self.close_connection = True

@@ -8,8 +8,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+from sqlalchemy import select
+
 from adapters.base import Summons, TargetStatus
 from adapters.local import LocalAdapter
+from bot.intake import poll
+from storage.db import Database
+from storage.models import Request
 
 
 def entry(sid: str, text: str = "@factnote is this true?") -> dict[str, Any]:
@@ -125,3 +131,50 @@ def test_a_reply_after_a_torn_outbox_line_is_still_found(tmp_path: Path) -> None
     assert [r["reply_id"] for r in adapter.replies()] == [first.reply_id, second.reply_id]
     found = adapter.find_reply(Summons.model_validate(entry("3") | {"platform": "local"}))
     assert found is not None and found.reply_id == second.reply_id
+
+
+def test_a_nul_character_or_an_overlong_id_makes_a_skipped_summons_not_a_failed_poll(
+    tmp_path: Path,
+) -> None:
+    # Issue 33: on PostgreSQL (text cannot hold U+0000) such entries failed every poll.
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    nul_author = entry("1")
+    nul_author["parent"]["author"] = "claimer\u0000demo"
+    (inbox / "1.json").write_text(json.dumps(nul_author), encoding="utf-8")
+    (inbox / "2.json").write_text(json.dumps(entry("x" * 129)), encoding="utf-8")
+    (inbox / "3.json").write_text(json.dumps(entry("3")), encoding="utf-8")
+
+    found = by_id(LocalAdapter(inbox, tmp_path / "outbox.jsonl").fetch_summons(None).summons)
+
+    assert found["3"].target_status is TargetStatus.OK
+    nul = found["malformed:1.json"]
+    assert nul.target_status is TargetStatus.UNAVAILABLE
+    assert "parent.author: Value error, contains a NUL character (U+0000)" in nul.target_reason
+    long_id = found["malformed:2.json"]
+    assert "id: String should have at most 128 characters" in long_id.target_reason
+    assert all("\x00" not in s.model_dump_json() for s in found.values())
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_poll_stores_them_as_skipped_requests(
+    pg_db: Database, tmp_path: Path
+) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    nul = entry("1", text="@factnote \u0000 is this true?")
+    (inbox / "1.json").write_text(json.dumps(nul), encoding="utf-8")
+    (inbox / "2.json").write_text(json.dumps(entry("y" * 200)), encoding="utf-8")
+    (inbox / "3.json").write_text(json.dumps(entry("3")), encoding="utf-8")
+    adapter = LocalAdapter(inbox, tmp_path / "outbox.jsonl")
+    for _ in range(2):  # polled again: nothing new, and no error either time
+        result = poll(adapter, pg_db, "dry-run")
+        assert result.error is None
+    with pg_db.session() as session:
+        rows = {r.summons_id: r for r in session.scalars(select(Request))}
+    assert set(rows) == {"malformed:1.json", "malformed:2.json", "3"}
+    # Stored with the reason; triage then skips them (target unavailable).
+    for key, reason in (("malformed:1.json", "NUL character"), ("2.json", "128 characters")):
+        stored = rows[key if key.startswith("malformed") else f"malformed:{key}"].summons
+        assert stored["target_status"] == TargetStatus.UNAVAILABLE.value
+        assert reason in stored["target_reason"]

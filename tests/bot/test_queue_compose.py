@@ -46,3 +46,17 @@ def test_compose_environment_selects_the_procrastinate_backend(
     settings = load_settings()
     assert settings.database_url == "postgresql+psycopg://factnote:pw@postgres:5432/factnote"
     assert uses_procrastinate(settings)
+
+
+def test_the_web_app_trusts_the_compose_networks_gateway_as_its_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 33: through Docker's port mapping the app sees the gateway, not 127.0.0.1.
+    loaded = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    [network] = loaded["networks"]["default"]["ipam"]["config"]
+    environment = services()["web"]["environment"]
+    for key, value in environment.items():
+        monkeypatch.setenv(key, value.replace("${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}", "pw"))
+    settings = load_settings()
+    assert settings.web.trusted_proxies == [network["gateway"]]
+    assert uses_procrastinate(settings)  # the shared environment is kept

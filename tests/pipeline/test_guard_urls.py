@@ -54,6 +54,11 @@ ROWS: dict[str, Row] = {
     ),
     "trailing-slash": Row(f"{E}/ ", (), f"{E}/"),
     "bare-host-is-plain-text": Row("www.who.int/news/item/measles ", (), None),
+    # Issue 33: a bare host under a public suffix twitter-text's list predates is still a link
+    # a reader can follow; a file name is not.
+    "bare-host-newer-tld": Row("evil.music ", ("url_not_evidence",), None),
+    "bare-host-newer-tld-in-parentheses": Row("(evil.music).", ("url_not_evidence",), None),
+    "file-name-is-no-host": Row(f"the index.html file of {E} ", (), E),
     "after-cjk-with-ideographic-stop": Row(f"请看{E}。谢谢", (), E),
     # Trailing punctuation stays outside the link.
     "trailing-period": Row(f"{E}.", (), E),

@@ -18,9 +18,10 @@ from PIL import Image
 
 from pipeline.config import FetchConfig, ImagesConfig
 from pipeline.fetch import Fetcher
-from pipeline.image_intake import ImageUnreadable, decode, sniff, take_in
+from pipeline.image_decode import WALL_ALLOWANCE_S
+from pipeline.image_intake import ImageUnreadable, decode, jpeg_scans, sniff, take_in
 from testing.fakes.http_server import LocalHTTPServer, Route
-from testing.image_samples import encode, photo, sentence
+from testing.image_samples import encode, photo, repeated_scan_jpeg, sentence
 
 LOCAL = ["127.0.0.1"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -303,3 +304,47 @@ def test_the_byte_cap_holds_without_a_content_length(server: LocalHTTPServer) ->
     )
     with fetcher() as fetch, pytest.raises(ImageUnreadable, match="too large"):
         take_in(server.url("/endless.png"), fetch, ImagesConfig(max_bytes=100_000))
+
+
+def test_a_dripping_image_url_ends_at_the_fetch_deadline(server: LocalHTTPServer) -> None:
+    # One byte every 0.3 s never trips a read timeout; the fetch's 1 s total deadline (the page
+    # fetcher's, checked after every chunk) ends it, at most one byte late (issue 33).
+    data = encode(sentence("slow"), "PNG")
+    server.add(
+        "/slow.png", Route(body=data, content_type="image/png", chunk_size=1, chunk_delay_s=0.3)
+    )
+    t0 = time.monotonic()
+    with (
+        Fetcher(FetchConfig(allow_hosts=LOCAL, timeout_s=1.0)) as fetch,
+        pytest.raises(ImageUnreadable, match=r"timeout after 1\.0s"),
+    ):
+        take_in(server.url("/slow.png"), fetch, ImagesConfig())
+    assert time.monotonic() - t0 < 1.0 + 0.3 + 0.4
+
+
+# --- decoding cost (issue 33) -------------------------------------------------------------------
+
+
+def test_a_jpeg_of_more_scans_than_any_encoder_writes_is_refused_unread() -> None:
+    data = repeated_scan_jpeg(1000)  # 1,010 scans; Pillow itself wrote 10
+    assert jpeg_scans(encode(photo("china.jpg"), "JPEG", progressive=True)) <= 12
+    with pytest.raises(ImageUnreadable, match=r"refused: a JPEG of 1,010 scans \(at most 100"):
+        decode(data, ImagesConfig())
+
+
+def test_a_decode_past_its_cpu_budget_is_stopped_and_refused() -> None:
+    # Past the scan check (raised for the test), ~4 s of CPU unbounded; the child is ended by
+    # the kernel after its 1 s, and the caller never waits past the wall-clock allowance.
+    cfg = ImagesConfig(max_jpeg_scans=100_000, decode_cpu_s=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(ImageUnreadable, match="decoding used over 1 s of CPU"):
+        decode(repeated_scan_jpeg(6000), cfg)
+    assert time.monotonic() - t0 < 1.0 + WALL_ALLOWANCE_S
+
+
+def test_a_decode_past_its_memory_budget_is_refused() -> None:
+    # 6000x6000 RGB kept at full size (max_side raised) needs 108 MiB per copy, and the clean
+    # copy is a second one: over the 128 MiB more the child may map than it had at the fork.
+    big = encode(Image.new("RGB", (6000, 6000), (90, 90, 90)), "PNG")
+    with pytest.raises(ImageUnreadable, match="decoding needed over 128 MiB"):
+        decode(big, ImagesConfig(decode_memory_mb=128, max_side=8192))

@@ -24,7 +24,14 @@ from pipeline.ocr import get_ocr
 from pipeline.prompts import CUT_MARK
 from pipeline.ratings import Rating
 from pipeline.records import Image, Post
-from testing.image_samples import ALTERATIONS, encode, photo, screenshot, sentence
+from testing.image_samples import (
+    ALTERATIONS,
+    encode,
+    photo,
+    repeated_scan_jpeg,
+    screenshot,
+    sentence,
+)
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 
@@ -294,3 +301,19 @@ def test_text_agreement_reads_past_ocr_noise_and_a_cropped_line_but_not_other_wo
     differs = text_agreement(shot, other, 4)
     assert differs is not None and differs < threshold
     assert text_agreement(shot, "鑫", 4) is None  # one side has no text: no say
+
+
+def test_a_hostile_jpeg_is_recorded_unreadable_and_the_next_image_is_still_read(
+    tmp_path: Path,
+) -> None:
+    # A progressive JPEG repeating one small scan (issue 33): refused, with its reason, and the
+    # post's other image is read as usual.
+    (tmp_path / "hostile.jpg").write_bytes(repeated_scan_jpeg(1000))
+    (tmp_path / "words.png").write_bytes(encode(sentence("Schools closed today")))
+    checked = post(
+        "", Image(source=str(tmp_path / "hostile.jpg")), Image(source=str(tmp_path / "words.png"))
+    )
+    result = reader(tmp_path).read_post(checked, CallLedger(), NOW)
+    hostile, words = result.reports
+    assert hostile.error is not None and "a JPEG of 1,010 scans" in hostile.error
+    assert words.described_by is DescriptionSource.OCR

@@ -14,12 +14,14 @@ import pytest
 from pydantic import BaseModel, Field, SecretStr
 
 from pipeline.config import LLMConfig
+from pipeline.deadline import Deadline
 from pipeline.llm import (
     BACKOFF_MAX_S,
     RETRY_AFTER_MAX_S,
     STEP_HEADER,
     CallLedger,
     LLMClient,
+    LLMDeadlineExceeded,
     LLMInvalidOutput,
     LLMNotConfigured,
     LLMPromptTooLong,
@@ -271,7 +273,8 @@ def test_rate_limit_is_retried_after_the_servers_retry_after(fake_llm: FakeLLM) 
 def test_a_long_retry_after_is_capped(fake_llm: FakeLLM) -> None:
     fake_llm.script("analyse", Reply.error(429, headers={"retry-after": "120"}), GOOD)
     sleep = Recorder()
-    ask(client(fake_llm, sleep), CallLedger())
+    # A deadline with room for the capped wait (a wait is also cut to the time left).
+    ask(client(fake_llm, sleep, timeout_s=60.0), CallLedger())
     assert sleep.sleeps == [RETRY_AFTER_MAX_S]
 
 
@@ -302,15 +305,75 @@ def test_client_errors_fail_at_once_without_retry(fake_llm: FakeLLM, status: int
     assert ledger.calls[0].attempts == 1
 
 
-def test_a_hanging_server_times_out_into_a_transport_error(fake_llm: FakeLLM) -> None:
+def test_a_hanging_server_ends_the_call_at_its_deadline_retries_included(
+    fake_llm: FakeLLM,
+) -> None:
     fake_llm.script("analyse", Reply.hanging())
     ledger = CallLedger()
+    llm = client(fake_llm, timeout_s=0.3, transient_retries=3)  # built (SDK imported) untimed
     t0 = time.monotonic()
-    with pytest.raises(LLMTransportError, match="timed out"):
-        ask(client(fake_llm, timeout_s=0.3, transient_retries=2), ledger)
-    assert time.monotonic() - t0 < 3.0
-    assert fake_llm.calls("analyse") == 2
-    assert ledger.calls[0].attempts == 2
+    with pytest.raises(LLMDeadlineExceeded, match=r"deadline: llm call for analyse exceeded 0.3 s"):
+        ask(llm, ledger)
+    # The timed-out attempt is not retried past the call's one deadline (issue 33).
+    assert time.monotonic() - t0 < 0.3 + DEADLINE_MARGIN_S
+    assert ledger.calls[0].attempts == 1
+    assert not ledger.calls[0].ok
+
+
+# What a deadline may overrun by: the helper thread's start and the caller's wake-up, with room
+# for a loaded test machine. The dripping server below sends a byte every 1 s, so a client
+# that waited for one more read (or retried) would overrun by a second or more.
+DEADLINE_MARGIN_S = 0.5
+
+
+def test_a_dripping_server_cannot_hold_a_call_past_its_deadline(fake_llm: FakeLLM) -> None:
+    # One byte a second, a 2 s read timeout never fires; the 2 s total deadline must.
+    fake_llm.script("analyse", Reply.dripping(GOOD, every_s=1.0))
+    ledger = CallLedger()
+    llm = client(fake_llm, timeout_s=2.0, transient_retries=3)
+    t0 = time.monotonic()
+    with pytest.raises(LLMDeadlineExceeded, match="deadline: llm call for analyse exceeded 2 s"):
+        ask(llm, ledger)
+    elapsed = time.monotonic() - t0
+    assert 2.0 <= elapsed < 2.0 + DEADLINE_MARGIN_S
+    assert isinstance(LLMDeadlineExceeded("x", step="s"), LLMTransportError)
+    assert ledger.calls[0].error and ledger.calls[0].error.startswith("deadline:")
+
+
+def test_the_abandoned_helper_drops_the_dripping_connection_at_its_next_byte(
+    fake_llm: FakeLLM,
+) -> None:
+    # The caller has its failure at the deadline; the helper thread still blocked in the read
+    # must not drip on for ever: it checks the deadline after every chunk and hangs up.
+    fake_llm.script("analyse", Reply.dripping(GOOD, every_s=0.5))
+    with pytest.raises(LLMDeadlineExceeded):
+        ask(client(fake_llm, timeout_s=1.0), CallLedger())
+    gone_by = time.monotonic() + 0.5 + 2.0  # the next byte, and room for a loaded machine
+    while any(t.name == "llm-analyse" for t in threading.enumerate()):
+        assert time.monotonic() < gone_by, "the helper is still reading"
+        time.sleep(0.05)
+
+
+def test_the_checks_deadline_ends_a_call_before_its_own(fake_llm: FakeLLM) -> None:
+    fake_llm.script("analyse", Reply.dripping(GOOD, every_s=1.0))
+    llm = client(fake_llm, timeout_s=30.0)
+    ledger = CallLedger(deadline=Deadline(1.0, "check"))
+    t0 = time.monotonic()
+    with pytest.raises(LLMDeadlineExceeded) as info:
+        ask(llm, ledger)
+    assert time.monotonic() - t0 < 1.0 + DEADLINE_MARGIN_S
+    assert str(info.value).startswith("deadline: check exceeded 1 s during llm call for analyse")
+    assert info.value.stage == "analyse"
+
+
+def test_backoff_waits_are_cut_to_the_time_left(fake_llm: FakeLLM) -> None:
+    # A 503 asking for a 10 s pause: the wait is cut to what is left of a 1 s deadline, and no
+    # attempt starts after it.
+    fake_llm.script("analyse", Reply.error(503, headers={"retry-after": "10"}))
+    sleep = Recorder()
+    with pytest.raises(LLMTransportError):
+        ask(client(fake_llm, sleep, timeout_s=1.0, transient_retries=5), CallLedger())
+    assert sleep.sleeps and all(s <= 1.0 for s in sleep.sleeps)
 
 
 def test_a_dropped_connection_is_retried(fake_llm: FakeLLM) -> None:

@@ -153,7 +153,7 @@ def admin_users(me: AdminCaller) -> Response:
         accounts=users.list_users(me.db),
         roles=users.ROLES,
         locked={lk.key: lk.until for lk in locks if lk.scope == users.ACCOUNT},
-        locked_addresses=[lk for lk in locks if lk.scope == users.ADDRESS],
+        locked_addresses=[lk for lk in locks if lk.scope in (users.ADDRESS, users.SPRAY)],
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from adapters.base import PlatformError
-from bot import cli
+from bot import cli, overrides
 from bot.commands.run import FAILED_EXIT
 from bot.intake import poll
 from bot.logs import JsonFormatter
@@ -136,3 +136,21 @@ def test_run_once_exits_zero_when_all_went_through_and_69_when_a_request_failed(
     finally:
         db.dispose()
     assert states == {"1": RequestState.DRY_RUN.value, "2": RequestState.RETRY.value}
+
+
+def test_run_once_with_a_reply_held_by_the_kill_switch_exits_zero_and_says_so(env: Env) -> None:
+    # Issue 33: a pause is the switch working as told, not a failure for cron to page about.
+    env.add(summons("1"))
+    config = write_config(env, env.settings())
+    db = Database(env.settings().database_url)
+    try:
+        overrides.pause(db, "local", "admin_demo", "bad replies")
+    finally:
+        db.dispose()
+    held = CliRunner().invoke(cli.app, ["--config", str(config), "run", "--once", "--mode", "live"])
+    assert held.exit_code == 0, held.output
+    assert "replies held by the kill switch (not a failure): 1 request(s): #1" in held.stdout
+    assert "failed technically" not in held.stdout
+    assert env.outbox_lines() == []
+    [request] = env.requests(env.settings())
+    assert request.state == RequestState.POSTING.value
