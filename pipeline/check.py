@@ -225,7 +225,9 @@ class _Run:
                 videos = VideoReader.for_kit(self.kit).read_post(ctx.post, ctx.as_of)
             self.trace.videos, matches = videos.reports, videos.claim_matches
             self.notes.extend([*videos.problems, *videos.notes])
-            if (unreadable := video_unreadable_only(ctx.post, videos.reports)) is not None:
+            # A keyframe that is a fact-checked picture is content enough, text or not.
+            unreadable = None if matches else video_unreadable_only(ctx.post, videos.reports)
+            if unreadable is not None:
                 return matches, self._unreadable(unreadable)
         if _undescribed_images(ctx.post):
             with self.timed("describe"):

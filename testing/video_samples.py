@@ -45,15 +45,23 @@ def render(
     codec: str = "mpeg4",
 ) -> Path:
     """An MP4 of the scenes one after another; `codec` "mpeg4" or "libx264"."""
+    shots = [(scene_image(scene, width, height), scene.seconds) for scene in scenes]
+    return render_pictures(path, shots, fps=fps, codec=codec)
+
+
+def render_pictures(
+    path: Path, shots: list[tuple[Image.Image, float]], *, fps: int = 10, codec: str = "mpeg4"
+) -> Path:
+    """An MP4 showing each picture for its seconds; all pictures of one size."""
+    width, height = shots[0][0].size
     with av.open(str(path), mode="w") as container:
         stream = container.add_stream(codec, rate=fps)
         assert isinstance(stream, av.VideoStream)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         if codec == "mpeg4":
             stream.options = {"qscale": "3"}
-        for scene in scenes:
-            image = scene_image(scene, width, height)
-            for _ in range(round(scene.seconds * fps)):
+        for image, seconds in shots:
+            for _ in range(round(seconds * fps)):
                 frame = av.VideoFrame.from_image(image)
                 container.mux(stream.encode(frame))
         container.mux(stream.encode(None))

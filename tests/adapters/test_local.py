@@ -125,3 +125,14 @@ def test_a_reply_after_a_torn_outbox_line_is_still_found(tmp_path: Path) -> None
     assert [r["reply_id"] for r in adapter.replies()] == [first.reply_id, second.reply_id]
     found = adapter.find_reply(Summons.model_validate(entry("3") | {"platform": "local"}))
     assert found is not None and found.reply_id == second.reply_id
+
+
+def test_a_summons_videos_are_media_with_their_own_file(tmp_path: Path) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    data = entry("v1") | {"videos": ["inbox/clip.mp4", "https://cdn.example/a.mp4"]}
+    (inbox / "v1.json").write_text(json.dumps(data), encoding="utf-8")
+    [summons] = LocalAdapter(inbox, tmp_path / "outbox.jsonl").fetch_summons(None).summons
+    assert summons.target is not None
+    videos = [(m.kind, m.video_url) for m in summons.target.media]
+    assert videos == [("video", "inbox/clip.mp4"), ("video", "https://cdn.example/a.mp4")]
