@@ -380,6 +380,25 @@ class VideoConfig(BaseModel):
     max_text_chars: int = Field(default=2000, ge=100)
 
 
+class TranscriptionConfig(BaseModel):
+    """Speech in videos: an OpenAI-compatible `/v1/audio/transcriptions` endpoint (OpenAI, a
+    vLLM or whisper.cpp server). Unset `base_url` and `api_key`: speech is not transcribed,
+    and the decision says so."""
+
+    base_url: str | None = None
+    model: str = "whisper-1"
+    api_key: SecretStr | None = None
+    # The first minutes of a video's sound track sent, at most (16 kHz mono WAV, ~1.9 MB/min).
+    max_minutes: float = Field(default=5.0, gt=0, le=60)
+    timeout_s: float = Field(default=120.0, gt=0)
+    # Characters of transcript put into the post's content.
+    max_chars: int = Field(default=2000, ge=100)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.api_key)
+
+
 class JudgeConfig(BaseModel):
     """The hierarchical judge (pipeline.judge): its own endpoint and model, so a different
     model than the writer's can grade the writer (better practice); unset fields use [llm]'s."""
@@ -437,5 +456,6 @@ class PipelineConfig(BaseModel):
     authority: AuthorityConfig = Field(default_factory=AuthorityConfig)
     images: ImagesConfig = Field(default_factory=ImagesConfig)
     video: VideoConfig = Field(default_factory=VideoConfig)
+    transcription: TranscriptionConfig = Field(default_factory=TranscriptionConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)

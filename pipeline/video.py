@@ -61,6 +61,9 @@ class DecodedVideo:
     codec: str
     decoded: int  # frames the child decoded
     keyframes: list[Keyframe]
+    audio: bytes | None = None  # the first seconds of the sound track, 16 kHz mono WAV
+    audio_seconds: float = 0.0  # 0.0: no sound track (or none asked for)
+    audio_error: str | None = None
 
 
 def read_local(source: str, cfg: VideoConfig) -> bytes:
@@ -101,10 +104,12 @@ def video_bytes(source: str, fetcher: Fetcher, cfg: VideoConfig) -> bytes:
     return read_local(source, cfg)
 
 
-def _request(path: str, cfg: VideoConfig) -> str:
+def _request(path: str, cfg: VideoConfig, audio_seconds: float) -> str:
     return json.dumps(
         {
             "path": path,
+            "audio_path": str(Path(path).with_name("audio.wav")) if audio_seconds else None,
+            "audio_seconds": audio_seconds,
             "max_seconds": cfg.max_seconds,
             "max_keyframes": cfg.max_keyframes,
             "max_pixels": cfg.max_pixels,
@@ -133,15 +138,16 @@ def _died(returncode: int, cfg: VideoConfig) -> str:
     return f"decoder exited with status {returncode}"
 
 
-def run_child(data: bytes, cfg: VideoConfig) -> dict[str, object]:
-    """The child's answer for the video in `data`; VideoUnreadable when it gave none."""
+def run_child(data: bytes, cfg: VideoConfig, audio_seconds: float = 0.0) -> dict[str, object]:
+    """The child's answer for the video in `data`; VideoUnreadable when it gave none. With
+    `audio_seconds`, the WAV it wrote is in the answer as bytes under "audio"."""
     with tempfile.TemporaryDirectory(prefix="factnote-video-") as folder:
         path = Path(folder) / "video"
         path.write_bytes(data)
         try:
             done = subprocess.run(
                 [sys.executable, "-m", "pipeline.video_frames"],
-                input=_request(str(path), cfg).encode("utf-8"),
+                input=_request(str(path), cfg, audio_seconds).encode("utf-8"),
                 capture_output=True,
                 timeout=cfg.decode_timeout_s,
                 env=_child_env(),
@@ -152,6 +158,8 @@ def run_child(data: bytes, cfg: VideoConfig) -> dict[str, object]:
             raise VideoUnreadable(
                 f"decoding stopped: over the wall deadline of {cfg.decode_timeout_s:g} s"
             ) from exc
+        wav = path.with_name("audio.wav")
+        audio = wav.read_bytes() if audio_seconds and wav.is_file() else None
     if done.returncode != 0:
         raise VideoUnreadable(_died(done.returncode, cfg))
     try:
@@ -161,12 +169,14 @@ def run_child(data: bytes, cfg: VideoConfig) -> dict[str, object]:
         raise VideoUnreadable(f"decoder gave no answer (over {cfg.memory_mb} MB?)") from exc
     if not isinstance(answer, dict):
         raise VideoUnreadable("decoder gave no answer")
+    answer["audio"] = audio
     return answer
 
 
-def decode_video(data: bytes, cfg: VideoConfig) -> DecodedVideo:
-    """Keyframes of the video in `data`, decoded in a budgeted child process."""
-    answer = run_child(data, cfg)
+def decode_video(data: bytes, cfg: VideoConfig, audio_seconds: float = 0.0) -> DecodedVideo:
+    """Keyframes of the video in `data` (and the first `audio_seconds` of its sound track),
+    decoded in a budgeted child process."""
+    answer = run_child(data, cfg, audio_seconds)
     if not answer.get("ok"):
         raise VideoUnreadable(str(answer.get("reason", "not decoded"))[:300])
     frames = answer.get("keyframes")
@@ -179,13 +189,18 @@ def decode_video(data: bytes, cfg: VideoConfig) -> DecodedVideo:
         codec=str(answer["codec"]),
         decoded=int(answer["decoded"]),  # type: ignore[call-overload]
         keyframes=[Keyframe(float(f["t"]), base64.b64decode(f["png"])) for f in frames],
+        audio=answer["audio"] if isinstance(answer["audio"], bytes) else None,
+        audio_seconds=float(answer.get("audio_seconds", 0.0)),  # type: ignore[arg-type]
+        audio_error=str(answer["audio_error"]) if answer.get("audio_error") else None,
     )
 
 
-def take_in_video(source: str, fetcher: Fetcher, cfg: VideoConfig) -> DecodedVideo:
+def take_in_video(
+    source: str, fetcher: Fetcher, cfg: VideoConfig, audio_seconds: float = 0.0
+) -> DecodedVideo:
     """Read and decode one video of a post, by URL or by local path."""
     data = video_bytes(source, fetcher, cfg)
     try:
-        return decode_video(data, cfg)
+        return decode_video(data, cfg, audio_seconds)
     except VideoUnreadable as exc:
         raise VideoUnreadable(f"{source[:200]}: {exc}") from exc

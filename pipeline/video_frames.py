@@ -17,7 +17,9 @@ so a flickering video cannot fill the memory with PNGs.
 Request (stdin, JSON): {"path", "max_seconds", "max_keyframes", "max_pixels", "cpu_seconds",
 "memory_mb", "sample_fps", "scene_threshold", "frame_side"}. Answer (stdout, JSON):
 {"ok": true, "duration", "width", "height", "codec", "decoded", "keyframes": [{"t", "png"}]}
-(png base64) or {"ok": false, "reason"}.
+(png base64) or {"ok": false, "reason"}. With "audio_path" and "audio_seconds" in the request,
+the first seconds of the sound track are written there as a 16 kHz mono WAV and the answer adds
+"audio_seconds" (0 without a sound track) or "audio_error".
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import io
 import json
 import resource
 import sys
+import wave
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +156,35 @@ def scan(path: str, req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+AUDIO_RATE = 16_000  # what speech models resample to anyway: 32 kB a second, mono 16-bit
+
+
+def extract_audio(path: str, target: str, seconds: float) -> float:
+    """The first `seconds` of the sound track as a 16 kHz mono WAV at `target`; the seconds
+    written (0.0 when the file has no sound track)."""
+    import av
+
+    with av.open(path, mode="r", timeout=5.0) as container:
+        if not container.streams.audio:
+            return 0.0
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=AUDIO_RATE)
+        limit = int(seconds * AUDIO_RATE)
+        written = 0
+        with wave.open(target, "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(AUDIO_RATE)
+            for frame in container.decode(stream):
+                for chunk in resampler.resample(frame):
+                    samples = chunk.to_ndarray().reshape(-1)[: limit - written]
+                    out.writeframes(samples.astype("<i2").tobytes())
+                    written += len(samples)
+                if written >= limit:
+                    break
+    return round(written / AUDIO_RATE, 3)
+
+
 def main() -> int:
     req = json.loads(sys.stdin.read())
     import av  # noqa: F401  (our own code is loaded before the limits: they are for the file)
@@ -161,6 +193,13 @@ def main() -> int:
     limit_self(int(req["cpu_seconds"]), int(req["memory_mb"]))
     try:
         answer = scan(req["path"], req)
+        if req.get("audio_path"):
+            try:
+                answer["audio_seconds"] = extract_audio(
+                    req["path"], req["audio_path"], float(req["audio_seconds"])
+                )
+            except Exception as exc:  # the frames were read: the sound track's failure alone
+                answer["audio_error"] = f"{type(exc).__name__}: {exc}"[:300]
     except Refused as exc:
         answer = {"ok": False, "reason": str(exc)}
     except MemoryError:

@@ -31,6 +31,7 @@ from pipeline.lexical import terms
 from pipeline.ocr import OcrEngine
 from pipeline.prompts import cut_text
 from pipeline.records import Post, Video
+from pipeline.transcribe import Transcriber, TranscriptionFailed, build_transcriber
 from pipeline.video import DecodedVideo, VideoUnreadable, take_in_video
 from pipeline.video_records import KeyframeReport, VideoFinding, VideoReport, clock
 
@@ -78,12 +79,21 @@ def merge_findings(frames: list[KeyframeReport], min_chars: int = 2) -> list[Vid
     return found
 
 
-def describe(findings: list[VideoFinding], limit: int) -> tuple[str, str]:
-    """The video's description (text with times) and its plain text, each cut to `limit`."""
-    quoted = "; ".join(f'[{f.span}] "{f.text}"' for f in findings)
-    description = f"Text in the video (read by OCR from its keyframes): {quoted}"
-    plain = " ".join(f.text for f in findings)
-    return cut_text(description, limit), cut_text(plain, limit)
+def describe(report: VideoReport, limit: int) -> tuple[str, str]:
+    """The video's description (text with times, then speech) and its plain text, each cut to
+    `limit` plus the transcript's own cap."""
+    parts: list[str] = []
+    plain: list[str] = []
+    if report.findings:
+        quoted = "; ".join(f'[{f.span}] "{f.text}"' for f in report.findings)
+        said = f"Text in the video (read by OCR from its keyframes): {quoted}"
+        parts.append(cut_text(said, limit))
+        plain.append(cut_text(" ".join(f.text for f in report.findings), limit))
+    if report.transcript:
+        span = f"0:00-{clock(report.transcript_seconds)}"
+        parts.append(f'Speech in the video ({span}, transcribed): "{report.transcript}"')
+        plain.append(report.transcript)
+    return ". ".join(parts), " ".join(plain)
 
 
 class VideoReader:
@@ -97,12 +107,14 @@ class VideoReader:
         images_cfg: ImagesConfig | None = None,
         ocr: OcrEngine | None = None,
         pictures: ImageReader | None = None,
+        transcriber: Transcriber | None = None,
     ) -> None:
         self.cfg = cfg
         self.fetcher = fetcher
         self.images_cfg = images_cfg or ImagesConfig()
         self.ocr = ocr
         self.pictures = pictures
+        self.transcriber = transcriber
 
     @classmethod
     def for_kit(cls, kit: Toolkit) -> VideoReader:
@@ -112,6 +124,7 @@ class VideoReader:
             images_cfg=kit.cfg.images,
             ocr=kit.ocr,
             pictures=ImageReader.for_kit(kit),
+            transcriber=build_transcriber(kit.cfg.transcription),
         )
 
     def read_post(self, post: Post, as_of: datetime) -> VideoStageResult:
@@ -134,8 +147,9 @@ class VideoReader:
     def _read_one(
         self, video: Video, report: VideoReport, as_of: datetime, result: VideoStageResult
     ) -> None:
+        audio = self.transcriber.cfg.max_minutes * 60 if self.transcriber is not None else 0.0
         try:
-            decoded = take_in_video(video.source, self.fetcher, self.cfg)
+            decoded = take_in_video(video.source, self.fetcher, self.cfg, audio)
         except VideoUnreadable as exc:
             report.error = str(exc)
             result.problems.append(f"{report.label} not read: {exc}")
@@ -147,22 +161,46 @@ class VideoReader:
         report.decoded_frames = decoded.decoded
         report.keyframes = self._keyframes(decoded, report, as_of, result)
         report.findings = merge_findings(report.keyframes)
+        self._speech(decoded, report)
         result.notes.append(f"{report.label}: {report.speech}")
-        if not report.findings:
+        if not report.findings and not report.transcript:
             what = f"no text in its {len(report.keyframes)} keyframe(s)"
             result.notes.append(f"{report.label}: {what}")
             video.description = _not_analysed(video, what)
             return
-        video.description, video.text = describe(report.findings, self.cfg.max_text_chars)
+        video.description, video.text = describe(report, self.cfg.max_text_chars)
         if video.alt_text:
             video.description += f". Alt text: {video.alt_text}"
-        spans = ", ".join(f.span for f in report.findings)
-        frames = sorted({n for f in report.findings for n in f.frames})
-        result.notes.append(
-            f"{report.label}: text read by OCR at {spans} (keyframe(s) "
-            f"{', '.join(map(str, frames))} of {len(report.keyframes)}, "
-            f"{decoded.duration:.1f} s)"
-        )
+        if report.findings:
+            spans = ", ".join(f.span for f in report.findings)
+            frames = sorted({n for f in report.findings for n in f.frames})
+            result.notes.append(
+                f"{report.label}: text read by OCR at {spans} (keyframe(s) "
+                f"{', '.join(map(str, frames))} of {len(report.keyframes)}, "
+                f"{decoded.duration:.1f} s)"
+            )
+
+    def _speech(self, decoded: DecodedVideo, report: VideoReport) -> None:
+        """Transcribe the sound track when an endpoint is configured; `report.speech` says
+        what became of it, a failure as a failure."""
+        if self.transcriber is None:
+            return  # the report's default says so
+        if decoded.audio_error is not None:
+            report.speech = f"speech not transcribed: sound track unreadable: {decoded.audio_error}"
+        elif decoded.audio is None or decoded.audio_seconds == 0:
+            report.speech = "speech not transcribed: the video has no sound track"
+        else:
+            try:
+                text = self.transcriber.transcribe(decoded.audio)
+            except TranscriptionFailed as exc:
+                report.speech = f"speech not transcribed: transcription failed: {exc}"
+                return
+            report.transcript = cut_text(text, self.transcriber.cfg.max_chars)
+            report.transcript_seconds = decoded.audio_seconds
+            report.speech = (
+                f"speech transcribed by {self.transcriber.name} "
+                f"(0:00-{clock(decoded.audio_seconds)})"
+            )
 
     def _keyframes(
         self,

@@ -53,6 +53,8 @@ class VideoReport(BaseModel):
     findings: list[VideoFinding] = Field(default_factory=list)
     # Whether the sound track was transcribed, and if not why (said plainly in the decision).
     speech: str = "speech not transcribed: no transcription endpoint configured"
+    transcript: str | None = None
+    transcript_seconds: float = 0.0  # of the sound track sent
 
     @property
     def label(self) -> str:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import av
+import numpy as np
 from PIL import Image, ImageDraw
 
 from testing.image_samples import font
@@ -50,14 +52,21 @@ def render(
 
 
 def render_pictures(
-    path: Path, shots: list[tuple[Image.Image, float]], *, fps: int = 10, codec: str = "mpeg4"
+    path: Path,
+    shots: list[tuple[Image.Image, float]],
+    *,
+    fps: int = 10,
+    codec: str = "mpeg4",
+    tone_hz: float | None = None,
 ) -> Path:
-    """An MP4 showing each picture for its seconds; all pictures of one size."""
+    """An MP4 showing each picture for its seconds, all of one size; with `tone_hz`, a sound
+    track of that sine tone (AAC, 16 kHz mono) for the whole length."""
     width, height = shots[0][0].size
     with av.open(str(path), mode="w") as container:
         stream = container.add_stream(codec, rate=fps)
         assert isinstance(stream, av.VideoStream)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        sound = container.add_stream("aac", rate=16_000, layout="mono") if tone_hz else None
         if codec == "mpeg4":
             stream.options = {"qscale": "3"}
         for image, seconds in shots:
@@ -65,7 +74,20 @@ def render_pictures(
                 frame = av.VideoFrame.from_image(image)
                 container.mux(stream.encode(frame))
         container.mux(stream.encode(None))
+        if sound is not None and tone_hz is not None:
+            _tone(container, sound, tone_hz, sum(seconds for _, seconds in shots))
     return path
+
+
+def _tone(container: Any, stream: Any, hz: float, seconds: float, rate: int = 16_000) -> None:
+    t = np.arange(int(seconds * rate)) / rate
+    samples = (np.sin(2 * np.pi * hz * t) * 0.3).astype(np.float32)
+    for start in range(0, len(samples), 1024):
+        chunk = samples[start : start + 1024].reshape(1, -1)
+        frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout="mono")
+        frame.sample_rate, frame.pts = rate, start
+        container.mux(stream.encode(frame))
+    container.mux(stream.encode(None))
 
 
 THREE_SCENES = [

@@ -6,10 +6,13 @@ saying why. Videos are rendered here with PyAV."""
 
 from __future__ import annotations
 
+import io
+import wave
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from pipeline.check import Checker
 from pipeline.claims import ClaimIndex, ClaimRecord
@@ -19,6 +22,7 @@ from pipeline.config import (
     ImagesConfig,
     PipelineConfig,
     RelevanceConfig,
+    TranscriptionConfig,
     VideoConfig,
 )
 from pipeline.image_hash import SeenImage, phash
@@ -29,6 +33,7 @@ from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit
 from pipeline.video_reader import merge_findings
 from pipeline.video_records import KeyframeReport
+from testing.fakes.transcription_server import TranscriptionServer
 from testing.image_samples import photo
 from testing.video_samples import Scene, render, render_pictures
 
@@ -64,7 +69,9 @@ def test_a_caption_over_several_keyframes_is_one_finding_with_its_time_range() -
     assert found[1].span == "0:02-0:07"
 
 
-def kit_for(tmp_path: Path, *, with_review: bool = True) -> Toolkit:
+def kit_for(
+    tmp_path: Path, *, with_review: bool = True, transcription: str | None = None
+) -> Toolkit:
     index = ClaimIndex(
         tmp_path / "claims.sqlite", get_embedder(RelevanceConfig()), cfg=ClaimsConfig()
     )
@@ -74,6 +81,7 @@ def kit_for(tmp_path: Path, *, with_review: bool = True) -> Toolkit:
         credibility=CredibilityConfig(),
         images=ImagesConfig(local_dir=str(tmp_path), embedding=False),
         video=VideoConfig(local_dir=str(tmp_path)),
+        transcription=TranscriptionConfig(base_url=transcription),
     )
     return Toolkit.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=index)
 
@@ -157,3 +165,34 @@ def test_a_video_only_post_that_cannot_be_read_abstains_saying_why(tmp_path: Pat
     assert decision.verdict is Verdict.NOT_CHECKABLE
     [reason] = [r for r in decision.reasons if r.startswith("not checkable")]
     assert "a video from which nothing could be read" in reason and "cannot decode" in reason
+
+
+def test_with_a_transcription_endpoint_the_sound_track_is_transcribed_and_read_like_text(
+    tmp_path: Path,
+) -> None:
+    still = Image.new("RGB", (320, 180), (40, 40, 40))
+    clip = render_pictures(tmp_path / "talk.mp4", [(still, 3.0)], tone_hz=440)
+    said = "Drinking hot lemon water every hour kills the flu virus in your throat"
+    with TranscriptionServer(text=said) as server:
+        kit = kit_for(tmp_path, transcription=server.base_url)
+        decision = Checker(kit).check(video_post(clip), Platform.X, as_of=NOW)
+        kit.close()
+    [sent] = server.requests
+    assert sent.model == "whisper-1" and sent.filename == "audio.wav"
+    with wave.open(io.BytesIO(sent.audio)) as wav:  # our own WAV of the first minutes
+        assert (wav.getnchannels(), wav.getframerate()) == (1, 16_000)
+        assert wav.getnframes() == pytest.approx(3.0 * 16_000, rel=0.05)
+    [report] = decision.trace.videos
+    assert report.transcript == said and report.speech.startswith("speech transcribed by")
+    assert decision.status is DecisionStatus.REPLY, decision.reasons
+    assert decision.reply is not None and REVIEW_URL in decision.reply
+
+
+def test_a_failed_transcription_is_said_as_a_failure(tmp_path: Path) -> None:
+    still = Image.new("RGB", (320, 180), (40, 40, 40))
+    clip = render_pictures(tmp_path / "talk.mp4", [(still, 1.0)], tone_hz=440)
+    with TranscriptionServer(status=500) as server:
+        kit = kit_for(tmp_path, transcription=server.base_url)
+        decision = Checker(kit).check(video_post(clip, "@factnote"), Platform.X, as_of=NOW)
+        kit.close()
+    assert any("speech not transcribed: transcription failed" in r for r in decision.reasons)
