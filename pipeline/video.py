@@ -64,6 +64,7 @@ class DecodedVideo:
     audio: bytes | None = None  # the first seconds of the sound track, 16 kHz mono WAV
     audio_seconds: float = 0.0  # 0.0: no sound track (or none asked for)
     audio_error: str | None = None
+    peak_rss_mib: float = 0.0  # the decoding child's resident high-water mark
 
 
 def read_local(source: str, cfg: VideoConfig) -> bytes:
@@ -192,6 +193,7 @@ def decode_video(data: bytes, cfg: VideoConfig, audio_seconds: float = 0.0) -> D
         audio=answer["audio"] if isinstance(answer["audio"], bytes) else None,
         audio_seconds=float(answer.get("audio_seconds", 0.0)),  # type: ignore[arg-type]
         audio_error=str(answer["audio_error"]) if answer.get("audio_error") else None,
+        peak_rss_mib=float(answer.get("peak_rss_mib", 0.0)),  # type: ignore[arg-type]
     )
 
 

@@ -185,6 +185,19 @@ def extract_audio(path: str, target: str, seconds: float) -> float:
     return round(written / AUDIO_RATE, 3)
 
 
+def peak_rss_mib() -> float:
+    """This process's resident high-water mark (VmHWM: reset at exec, unlike ru_maxrss, which
+    a child forked from a large parent inherits)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return 0.0
+
+
 def main() -> int:
     req = json.loads(sys.stdin.read())
     import av  # noqa: F401  (our own code is loaded before the limits: they are for the file)
@@ -211,6 +224,7 @@ def main() -> int:
         answer = {"ok": False, "reason": reason[:300]}
     except Exception as exc:  # av.error.*: whatever FFmpeg says of a broken file
         answer = {"ok": False, "reason": f"cannot decode: {type(exc).__name__}: {exc}"[:300]}
+    answer["peak_rss_mib"] = peak_rss_mib()
     sys.stdout.write(json.dumps(answer))
     return 0
 

@@ -158,7 +158,7 @@ class VideoReader:
         report.sha256, report.codec = decoded.sha256, decoded.codec
         report.duration = decoded.duration
         report.width, report.height = decoded.width, decoded.height
-        report.decoded_frames = decoded.decoded
+        report.decoded_frames, report.decoder_peak_mib = decoded.decoded, decoded.peak_rss_mib
         report.keyframes = self._keyframes(decoded, report, as_of, result)
         report.findings = merge_findings(report.keyframes)
         self._speech(decoded, report)

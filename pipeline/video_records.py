@@ -48,6 +48,7 @@ class VideoReport(BaseModel):
     height: int | None = None
     codec: str | None = None
     decoded_frames: int = 0
+    decoder_peak_mib: float = 0.0  # the decoding child's resident high-water mark
     seconds: float = 0.0  # wall time of intake, decoding and OCR
     keyframes: list[KeyframeReport] = Field(default_factory=list)
     findings: list[VideoFinding] = Field(default_factory=list)
