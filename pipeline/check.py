@@ -220,7 +220,10 @@ class _Run:
         pictures gave, and the abstention when they were its only content and unreadable."""
         ctx = self.ctx
         matches: list[ClaimMatch] = []
-        if self.kit.cfg.video.enabled and _unread_videos(ctx.post):
+        if not self.kit.cfg.video.enabled:
+            for video in ctx.post.videos:
+                video.description = video.description or "video not analysed (video reading off)"
+        elif _unread_videos(ctx.post):
             with self.timed("video"):
                 videos = VideoReader.for_kit(self.kit).read_post(ctx.post, ctx.as_of)
             self.trace.videos, matches = videos.reports, videos.claim_matches

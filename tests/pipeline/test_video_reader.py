@@ -70,7 +70,11 @@ def test_a_caption_over_several_keyframes_is_one_finding_with_its_time_range() -
 
 
 def kit_for(
-    tmp_path: Path, *, with_review: bool = True, transcription: str | None = None
+    tmp_path: Path,
+    *,
+    with_review: bool = True,
+    transcription: str | None = None,
+    enabled: bool = True,
 ) -> Toolkit:
     index = ClaimIndex(
         tmp_path / "claims.sqlite", get_embedder(RelevanceConfig()), cfg=ClaimsConfig()
@@ -80,7 +84,7 @@ def kit_for(
     cfg = PipelineConfig(
         credibility=CredibilityConfig(),
         images=ImagesConfig(local_dir=str(tmp_path), embedding=False),
-        video=VideoConfig(local_dir=str(tmp_path)),
+        video=VideoConfig(local_dir=str(tmp_path), enabled=enabled),
         transcription=TranscriptionConfig(base_url=transcription),
     )
     return Toolkit.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=index)
@@ -196,3 +200,15 @@ def test_a_failed_transcription_is_said_as_a_failure(tmp_path: Path) -> None:
         decision = Checker(kit).check(video_post(clip, "@factnote"), Platform.X, as_of=NOW)
         kit.close()
     assert any("speech not transcribed: transcription failed" in r for r in decision.reasons)
+
+
+def test_with_video_reading_off_a_video_is_said_not_analysed_and_never_opened(
+    tmp_path: Path,
+) -> None:
+    kit = kit_for(tmp_path, enabled=False)
+    post = video_post(tmp_path / "never-read.mp4", "Hot lemon water every hour kills the flu")
+    decision = Checker(kit).check(post, Platform.X, as_of=NOW)
+    kit.close()
+    assert decision.trace.videos == []
+    assert post.videos[0].description is None  # the check worked on its own copy
+    assert "not read" not in " ".join(decision.reasons)
