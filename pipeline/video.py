@@ -124,11 +124,9 @@ def _request(path: str, cfg: VideoConfig, audio_seconds: float) -> str:
 
 
 def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR")}
-    # The child imports this tree's pipeline.video_frames, whatever the parent's cwd.
-    env["PYTHONPATH"] = str(_ROOT)
-    env["OMP_NUM_THREADS"] = "1"
-    return env
+    # A clean environment: the process that parses a stranger's file gets none of our secrets.
+    # PYTHONPATH: the child imports this tree's pipeline.video_frames, whatever the cwd.
+    return {"PATH": os.defpath, "PYTHONPATH": str(_ROOT), "OMP_NUM_THREADS": "1"}
 
 
 def _died(returncode: int, cfg: VideoConfig) -> str:
