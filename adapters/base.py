@@ -16,9 +16,10 @@ from pydantic import BaseModel, Field
 # The longest text kept of one post: X's longest posts (note_tweet) are 25,000 characters and
 # Bluesky's 3,000 bytes. Anything longer is cut, and the cut is noted on the record.
 MAX_TEXT_CHARS = 25_000
-# Media kinds: "photo" is looked at; "video" and "animated_gif" are recorded and described to
-# the pipeline as not analysed; "unsupported" is an attachment the adapter could not read
-# (an embed type it does not know), recorded with a note instead of dropped.
+# Media kinds: "photo" is looked at; "video" and "animated_gif" are read from their file when
+# the adapter gives one (`MediaRef.video_url`), else described to the pipeline as not analysed;
+# "unsupported" is an attachment the adapter could not read (an embed type it does not know),
+# recorded with a note instead of dropped.
 VIDEO_KINDS = frozenset({"video", "animated_gif"})
 
 
@@ -27,6 +28,9 @@ class MediaRef(BaseModel):
     alt_text: str | None = None
     kind: str = "photo"
     note: str | None = None  # what could not be read of it (no URL, an unknown embed type)
+    # A video's own file (an MP4 URL, or an inbox path), when the platform gives one: the
+    # pipeline reads it (keyframes, OCR). `url` stays the preview a person is shown.
+    video_url: str | None = None
 
 
 class SocialPost(BaseModel):

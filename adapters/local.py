@@ -2,7 +2,8 @@
 
 Inbox: a directory of `*.json` files (one summons each) or one `.jsonl` file (one per line).
 A summons is `{"id", "author", "text", "created_at", "parent": post|null, "quoted": post|null,
-"images": [paths or URLs]}` and a post is `{"id", "author", "text", "created_at"}`.
+"images": [paths or URLs], "videos": [paths or URLs]}` and a post is `{"id", "author", "text",
+"created_at"}`.
 Outbox: one JSON line per reply, `{"reply_id", "in_reply_to", "text", "posted_at"}`, appended,
 flushed and fsynced before `post_reply` returns, so a crash can never lose a reply that the
 runtime was told about, and reconciliation can count what is really there.
@@ -61,6 +62,7 @@ class _InboxPost(BaseModel):
     text: Text
     created_at: datetime
     images: list[Text] = []
+    videos: list[Text] = []  # paths under the inbox folder, or URLs
     links: list[Text] = []
 
 
@@ -159,6 +161,7 @@ class LocalAdapter:
             # Posts in the inbox format carry no images; the summons' images are what the
             # person asks about (a screenshot, or the parent's picture).
             summons.target.media.extend(MediaRef(url=image) for image in data.images)
+            summons.target.media.extend(_video(video) for video in data.videos)
         return summons
 
     # -- replies ----------------------------------------------------------------------------
@@ -229,8 +232,15 @@ def _post(data: _InboxPost) -> SocialPost:
         text=data.text,
         created_at=_aware(data.created_at),
         links=list(data.links),
-        media=[MediaRef(url=image) for image in data.images],
+        media=[
+            *(MediaRef(url=image) for image in data.images),
+            *(_video(video) for video in data.videos),
+        ],
     )
+
+
+def _video(source: str) -> MediaRef:
+    return MediaRef(url=source, kind="video", video_url=source)
 
 
 def _read_entry(path: Path) -> tuple[str, str, str | None]:

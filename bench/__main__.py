@@ -37,6 +37,7 @@ from bench import (
     publisher_coverage,
     queue_throughput,
     runtime_throughput,
+    video,
 )
 
 Log = Callable[[str], None]
@@ -66,6 +67,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("image_store", lambda log: image_store.run(log=log)),
     Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
     Benchmark("deadlines", lambda log: deadlines.run(log=log)),
+    Benchmark("video", lambda log: video.run(log=log)),
     Benchmark(
         "runtime_throughput",
         lambda log: {k: float(v) for k, v in runtime_throughput.run(log=log).items()},

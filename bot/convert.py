@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from adapters.base import VIDEO_KINDS, MediaRef, SocialPost, Summons, TargetStatus
 from bot.platforms import spec_for
-from pipeline.records import Image, Platform, Post
+from pipeline.records import Image, Platform, Post, Video
 
 _MENTION_RE = re.compile(r"(?<!\w)@[\w.\-]+")
 _URL_RE = re.compile(r"https?://\S+")
@@ -32,7 +32,12 @@ def to_post(social: SocialPost, platform: str) -> Post:
         url=social.url,
         lang=social.lang,
         links=list(social.links),
-        images=[_image(m) for m in social.media],
+        images=[_image(m) for m in social.media if not _readable_video(m)],
+        videos=[
+            Video(source=m.video_url, alt_text=m.alt_text)
+            for m in social.media
+            if _readable_video(m) and m.video_url
+        ],
         quoted=to_post(social.quoted, platform) if social.quoted else None,
     )
 
@@ -40,10 +45,17 @@ def to_post(social: SocialPost, platform: str) -> Post:
 VIDEO_NOT_ANALYSED = "video not analysed"
 
 
+def _readable_video(media: MediaRef) -> bool:
+    """A video whose own file the adapter gives: the pipeline reads it (pipeline.video_reader);
+    one with only a preview stays "video not analysed"."""
+    return media.kind in VIDEO_KINDS and bool(media.video_url)
+
+
 def _image(media: MediaRef) -> Image:
     """A photo with a URL is an image for the describer to look at. Anything else is described
     here and never fetched (an image with a description is not described again): a video or
-    GIF as "video not analysed", an attachment the adapter could not read by its note."""
+    GIF without its own file as "video not analysed", an attachment the adapter could not read
+    by its note."""
     if media.kind == "photo" and media.url:
         return Image(source=media.url, alt_text=media.alt_text)
     if media.kind in VIDEO_KINDS:

@@ -59,9 +59,10 @@ def analyze(ctx: CheckContext, llm: LLMClient, guidance: str = "") -> ClaimAnaly
 
 
 def fallback_analysis(post: Post) -> ClaimAnalysis:
-    """Without an LLM: search with the post's own words and the text read in its images, so
-    retrieval still does real work."""
+    """Without an LLM: search with the post's own words and the text read in its images and
+    videos, so retrieval still does real work."""
     read = [image.text for image in post.images if image.text]
+    read += [video.text for video in post.videos if video.text]
     text = " ".join(" ".join([post.text, *read]).split())
     return ClaimAnalysis(checkable=True, claims=[text], queries=[text[:200]] if text else [])
 

@@ -58,9 +58,15 @@ from pipeline.records import (
 from pipeline.research import Research, ResearchOutcome
 from pipeline.scheduler import ResearchScheduler, tiered_search
 from pipeline.toolkit import Toolkit
+from pipeline.video_reader import VideoReader, video_unreadable_only
 from pipeline.write import draft_reply, writer_order
 
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
+
+
+def _unread_videos(post: Post) -> bool:
+    owners = [post] + ([post.quoted] if post.quoted else [])
+    return any(not video.description for owner in owners for video in owner.videos)
 
 
 def _undescribed_images(post: Post) -> bool:
@@ -247,20 +253,45 @@ class _Run:
         finally:
             self.scheduler.close()
 
-    def _checked(self) -> Decision:
+    def _read_media(self) -> tuple[list[ClaimMatch], Decision | None]:
+        """Read the post's videos and images as text, in place: the known-claim matches their
+        pictures gave, and the abstention when they were its only content and unreadable."""
         ctx = self.ctx
-        image_matches: list[ClaimMatch] = []
+        matches: list[ClaimMatch] = []
+        if not self.kit.cfg.video.enabled:
+            for video in ctx.post.videos:
+                video.description = video.description or "video not analysed (video reading off)"
+        elif _unread_videos(ctx.post):
+            with self.timed("video"):
+                videos = VideoReader.for_kit(self.kit).read_post(ctx.post, ctx.as_of)
+            self.trace.videos, matches = videos.reports, videos.claim_matches
+            self.notes.extend([*videos.problems, *videos.notes])
+            # A keyframe that is a fact-checked picture is content enough, text or not.
+            unreadable = None if matches else video_unreadable_only(ctx.post, videos.reports)
+            if unreadable is not None:
+                return matches, self._unreadable(unreadable)
         if _undescribed_images(ctx.post):
             with self.timed("describe"):
                 images = ImageReader.for_kit(self.kit).read_post(ctx.post, ctx.ledger, ctx.as_of)
-            self.trace.images, image_matches = images.reports, images.claim_matches
+            self.trace.images = images.reports
+            matches = [*matches, *images.claim_matches]
             self.notes.extend([*images.problems, *images.notes])
-            if (unreadable := unreadable_only(ctx.post, images.reports)) is not None:
-                return self.decision(
-                    DecisionStatus.ABSTAIN,
-                    verdict=Verdict.NOT_CHECKABLE,
-                    reasons=[f"not checkable: {unreadable}"],
-                )
+            read_video = any(video.text for video in ctx.post.videos)
+            unreadable = None if read_video else unreadable_only(ctx.post, images.reports)
+            if unreadable is not None:
+                return matches, self._unreadable(unreadable)
+        return matches, None
+
+    def _unreadable(self, why: str) -> Decision:
+        return self.decision(
+            DecisionStatus.ABSTAIN, verdict=Verdict.NOT_CHECKABLE, reasons=[f"not checkable: {why}"]
+        )
+
+    def _checked(self) -> Decision:
+        ctx = self.ctx
+        image_matches, unreadable = self._read_media()
+        if unreadable is not None:
+            return unreadable
         with self.timed("analyze"):
             if ctx.use_llm:
                 # The analysis writes the queries too, so search lessons guide it as well.

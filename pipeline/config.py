@@ -365,6 +365,52 @@ class ImagesConfig(BaseModel):
     recognition_timeout_s: float = Field(default=20.0, gt=0)
 
 
+class VideoConfig(BaseModel):
+    """Videos of a post: capped intake, keyframes decoded in a child process, OCR on each
+    (pipeline.video)."""
+
+    # Read videos at all; off, a video stays "video not analysed".
+    enabled: bool = True
+    # Local video paths are read only from under this folder (keep it the inbox folder).
+    local_dir: str | None = "examples/inbox"
+    # Intake caps: bytes read (URLs through the SSRF-guarded fetcher), seconds of video, and
+    # pixels a frame may have; a video over one is refused with the reason.
+    max_bytes: int = Field(default=50_000_000, ge=1024)
+    max_seconds: float = Field(default=600.0, gt=0)
+    max_pixels: int = Field(default=8_294_400, ge=10_000)
+    # Keyframes kept a video, at most (spread over its length), and how they are found.
+    max_keyframes: int = Field(default=12, ge=1, le=100)
+    sample_fps: float = Field(default=2.0, gt=0, le=30)
+    scene_threshold: float = Field(default=12.0, ge=0, le=255)
+    frame_side: int = Field(default=1280, ge=64)
+    # The decoding child's budget: wall seconds (then it is killed), CPU seconds and address
+    # space (its own rlimits).
+    decode_timeout_s: float = Field(default=60.0, gt=0)
+    cpu_seconds: int = Field(default=60, ge=1)
+    memory_mb: int = Field(default=1536, ge=64)
+    # Keyframe text in the post's content: at most this many characters, all frames together.
+    max_text_chars: int = Field(default=2000, ge=100)
+
+
+class TranscriptionConfig(BaseModel):
+    """Speech in videos: an OpenAI-compatible `/v1/audio/transcriptions` endpoint (OpenAI, a
+    vLLM or whisper.cpp server). Unset `base_url` and `api_key`: speech is not transcribed,
+    and the decision says so."""
+
+    base_url: str | None = None
+    model: str = "whisper-1"
+    api_key: SecretStr | None = None
+    # The first minutes of a video's sound track sent, at most (16 kHz mono WAV, ~1.9 MB/min).
+    max_minutes: float = Field(default=5.0, gt=0, le=60)
+    timeout_s: float = Field(default=120.0, gt=0)
+    # Characters of transcript put into the post's content.
+    max_chars: int = Field(default=2000, ge=100)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.api_key)
+
+
 class JudgeConfig(BaseModel):
     """The hierarchical judge (pipeline.judge): its own endpoint and model, so a different
     model than the writer's can grade the writer (better practice); unset fields use [llm]'s."""
@@ -425,5 +471,7 @@ class PipelineConfig(BaseModel):
     claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
     authority: AuthorityConfig = Field(default_factory=AuthorityConfig)
     images: ImagesConfig = Field(default_factory=ImagesConfig)
+    video: VideoConfig = Field(default_factory=VideoConfig)
+    transcription: TranscriptionConfig = Field(default_factory=TranscriptionConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)

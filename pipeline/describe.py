@@ -46,6 +46,16 @@ def _cap_one(post: Post, cfg: LLMConfig, name: str, notes: list[str]) -> Post:
             f"{name}: {len(post.images) - MAX_IMAGES} image(s) past the first {MAX_IMAGES} left "
             "out of the LLM prompts"
         )
+    videos = [
+        video.model_copy(
+            update={
+                field: _cut(value, item, f"{name} video {n} {field}", notes)
+                for field in ("description", "text")
+                if (value := getattr(video, field))
+            }
+        )
+        for n, video in enumerate(post.videos[:MAX_IMAGES], 1)
+    ]
     links = [link for link in post.links if len(link) <= item][:MAX_LINKS]
     if len(links) < len(post.links):
         notes.append(f"{name}: {len(post.links) - len(links)} link(s) left out of the LLM prompts")
@@ -54,6 +64,7 @@ def _cap_one(post: Post, cfg: LLMConfig, name: str, notes: list[str]) -> Post:
             "text": text,
             "author": author,
             "images": images,
+            "videos": videos,
             "links": links,
         }
     )
@@ -94,6 +105,9 @@ def post_block(post: Post) -> str:
         described = image.description or image.alt_text
         if described:
             lines.append(f"image {i}: {described}")
+    for i, video in enumerate(post.videos, 1):
+        if video.description or video.alt_text:
+            lines.append(f"video {i}: {video.description or video.alt_text}")
     body = "\n".join(lines)
     for relation, other in (("quoted", post.quoted), ("parent", post.parent)):
         if other is not None:
@@ -109,6 +123,7 @@ def query_texts(post: Post, claims: list[str]) -> list[str]:
     if post.quoted is not None:
         texts.append(post.quoted.text)
     texts.extend(image.description for image in post.images if image.description)
+    texts.extend(video.text for video in post.videos if video.text)
     texts.extend(claims)
     return [t for t in texts if t and t.strip()]
 
@@ -130,7 +145,9 @@ def post_query(post: Post) -> str | None:
 
 
 def has_image_text(post: Post) -> bool:
-    return any(image.description or image.alt_text for image in post.images)
+    return any(image.description or image.alt_text for image in post.images) or any(
+        video.text for video in post.videos
+    )
 
 
 def detect_language(post: Post) -> str | None:

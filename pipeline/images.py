@@ -275,6 +275,15 @@ class ImageReader:
         )
         return provenance_note(f"{report.owner} image {report.number}", kept)
 
+    def match_picture(
+        self, taken: IntakeImage, report: ImageReport, as_of: datetime
+    ) -> list[ClaimMatch]:
+        """Known-claim matches of a picture read elsewhere (a video's keyframe, its pHash and
+        OCR already in `report`) among the remembered images; [] without an image store."""
+        if self.store is None:
+            return []
+        return self._near_duplicates(taken, report, as_of)
+
     def _near_duplicates(
         self, taken: IntakeImage, report: ImageReport, as_of: datetime
     ) -> list[ClaimMatch]:

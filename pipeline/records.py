@@ -16,6 +16,7 @@ from pipeline.image_records import ImageReport as ImageReport
 from pipeline.image_records import SeenImage as SeenImage
 from pipeline.image_records import merged_sighting as merged_sighting
 from pipeline.image_records import ranked_by_cosine as ranked_by_cosine
+from pipeline.video_records import VideoReport
 
 
 def utcnow() -> datetime:
@@ -85,6 +86,16 @@ class Image(BaseModel):
     text: str | None = None  # the text read in it offline (OCR), filled by pipeline.images
 
 
+class Video(BaseModel):
+    """A video attached to a post. `description` and `text` are filled by pipeline.video_reader
+    from its keyframes (text with the times it was on screen)."""
+
+    source: str  # local path or URL of the video file itself
+    alt_text: str | None = None
+    description: str | None = None
+    text: str | None = None  # the text read in its keyframes, in order, without times
+
+
 class Post(BaseModel):
     """A social post as the pipeline sees it. All text in it is untrusted data."""
 
@@ -99,6 +110,7 @@ class Post(BaseModel):
     lang: str | None = None
     links: list[str] = Field(default_factory=list)
     images: list[Image] = Field(default_factory=list)
+    videos: list[Video] = Field(default_factory=list)
     quoted: Post | None = None
     parent: Post | None = None
 
@@ -341,6 +353,7 @@ class Trace(BaseModel):
     guard: list[GuardReport] = Field(default_factory=list)
     drafts: list[str] = Field(default_factory=list)
     images: list[ImageReport] = Field(default_factory=list)  # intake, OCR, matches per image
+    videos: list[VideoReport] = Field(default_factory=list)  # keyframes, text read, per video
     memory: list[MemoryUse] = Field(default_factory=list)  # guidance items shown, per phase
 
 

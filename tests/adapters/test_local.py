@@ -178,3 +178,14 @@ def test_on_postgresql_a_poll_stores_them_as_skipped_requests(
         stored = rows[key if key.startswith("malformed") else f"malformed:{key}"].summons
         assert stored["target_status"] == TargetStatus.UNAVAILABLE.value
         assert reason in stored["target_reason"]
+
+
+def test_a_summons_videos_are_media_with_their_own_file(tmp_path: Path) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    data = entry("v1") | {"videos": ["inbox/clip.mp4", "https://cdn.example/a.mp4"]}
+    (inbox / "v1.json").write_text(json.dumps(data), encoding="utf-8")
+    [summons] = LocalAdapter(inbox, tmp_path / "outbox.jsonl").fetch_summons(None).summons
+    assert summons.target is not None
+    videos = [(m.kind, m.video_url) for m in summons.target.media]
+    assert videos == [("video", "inbox/clip.mp4"), ("video", "https://cdn.example/a.mp4")]

@@ -63,3 +63,22 @@ def test_a_video_is_described_as_not_analysed_and_never_fetched() -> None:
     assert "image 1: video not analysed. Alt text: A flooded street" in block
     assert "image 2: video not analysed" in block
     assert "image 4: A map" in block
+
+
+def test_a_video_whose_own_file_is_given_is_left_for_the_video_reader() -> None:
+    # The local inbox's "videos" (adapters.local): the file itself, not a preview.
+    social = SocialPost(
+        id="v1",
+        author="frank",
+        text="",
+        created_at=datetime(2026, 3, 2, 9, tzinfo=UTC),
+        media=[
+            MediaRef(url="examples/inbox/clip.mp4", kind="video", video_url="inbox/clip.mp4"),
+            MediaRef(url="https://pbs.twimg.com/ext_tw_video_thumb/61/pu/img/a.jpg", kind="video"),
+        ],
+    )
+    post = to_post(social, "local")
+    [video] = post.videos
+    assert video.source == "inbox/clip.mp4" and video.description is None
+    [preview] = post.images  # a video known only by its preview stays "not analysed"
+    assert preview.description == "video not analysed"
