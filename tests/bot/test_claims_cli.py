@@ -63,10 +63,10 @@ def test_match_prints_a_table_and_flags_old_reviews(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "strong" in result.stdout and "misleading" in result.stdout
-    # Reviewed in mid-2025: over the default two-year window only from mid-2027 on, so the
-    # flag depends on today's date; the JSON says which and by how many days.
+    # An evergreen claim reviewed in mid-2025: over the default ten-year window only from
+    # 2035 on, so the flag depends on today's date; the JSON says which and by how many days.
     [top] = match_json(index, "You can see the Great Wall of China from the Moon.", "--limit", "1")
-    assert top["possibly_outdated"] is (top["age_days"] > 730)
+    assert top["possibly_outdated"] is (top["age_days"] > 3650)
     assert runner.invoke(app, ["match", "Penguins fly.", "--index", str(index)]).stdout.strip() == (
         "no matching fact-check"
     )
@@ -230,7 +230,7 @@ def test_match_file_prints_one_json_line_per_query_with_ids(tmp_path: Path) -> N
     assert top["strength"] == "strong" and top["demoted"] == []
     assert top["url"].startswith("http") and 0.0 <= top["score"] <= 1.0
     # Age is its own field: an old review still shows how well it matched.
-    assert top["possibly_outdated"] is (top["age_days"] > 730)
+    assert top["possibly_outdated"] is (top["age_days"] > 3650)
     assert all(m["strength"] == "none" for m in penguins["matches"])
 
 
