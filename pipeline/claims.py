@@ -15,20 +15,17 @@ claim: the cosine of their MiniLM sentence embeddings, the BM25 score of the cla
             + multilingual_weight × multilingual cosine + the rest × overlap
 
 (`fused_score`), or, for a fact-check in another language than the post, the multilingual
-cosine alone, and such a match is at most weak. A post or claim of several sentences is also
-scored by its best pair of sentences (`pipeline.claim_segments`: a claim inside a longer post),
-the polarity check seeing that pair. Each match gets a strength: strong
-(≥ `strong_threshold`: used as evidence automatically), weak (≥ `weak_threshold`: shown to
-moderators) or none, two thresholds as Meedan Check uses them. A match that scores strong but
-negates, reverses, changes a number of or swaps a name in the fact-checked claim, or says
-something else on its topic (lacks its key predicate: `pipeline.polarity`) is demoted to
-weak, the reason kept in `demoted`;
-`pipeline.known_claims` adds the LLM's confirmation and the cross-language search. The
-defaults are measured in `bench/claim_polarity.py` (see `ClaimsConfig`). Ratings whose review
-URL belongs to a publisher the table rates EXCLUDED are ignored, reviews dated after the as-of
-time are not used (they did not exist yet), and a match whose review (else claim) date is
-older than `max_age_days` (`time_bound_max_age_days` for a claim tied to a moment:
-`pipeline.claim_age`), or unknown, is flagged `possibly_outdated`.
+cosine alone, and such a match is at most weak. The best candidates of a post or claim of
+several sentences are also scored by their best pair of sentences (`pipeline.claim_segments`),
+the polarity check seeing that pair. Strength: strong (≥ `strong_threshold`: evidence without
+a human), weak (≥ `weak_threshold`: a suggestion to moderators) or none, as Meedan Check does.
+A strong score that negates, reverses, changes a number of or swaps a name in the claim, or
+lacks its key predicate (`pipeline.polarity`) is demoted to weak, the reason in `demoted`;
+`pipeline.known_claims` adds the LLM's confirmation and the cross-language search. Ratings of
+publishers the table rates EXCLUDED are ignored, reviews dated after the as-of time are not
+used, and a match whose review (else claim) date is older than `max_age_days`
+(`time_bound_max_age_days` for a claim tied to a moment: `pipeline.claim_age`), or unknown, is
+flagged `possibly_outdated`. Measured in bench/claim_checkthat.py and bench/claim_polarity.py.
 """
 
 from __future__ import annotations
@@ -77,6 +74,7 @@ from pipeline.relevance import Embedder
 from pipeline.urls import canonical_url
 
 CANDIDATE_POOL = 50  # dense and lexical candidates each, before exact scoring
+SEGMENT_POOL = 10  # the best candidates also scored by sentence pairs (encoding is costly)
 
 
 class ClaimIndexError(PipelineFailure, RuntimeError):
@@ -390,7 +388,9 @@ class ClaimIndex(StoredIndex):
         query_terms = terms(text)
         records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
         multilingual = self._multilingual(text, records, lang)
-        scorer = self._segment_scorer(text, records)
+        w = (self.cfg.dense_weight, self.cfg.bm25_weight)
+        segmented = sorted(records, key=lambda i: -w[0] * cosines[i] - w[1] * bm25.get(i, 0.0))
+        scorer = self._segment_scorer(text, {i: records[i] for i in segmented[:SEGMENT_POOL]})
         matches: list[ClaimMatch] = []
         for rowid, record in records.items():
             if record.date is not None and _utc(record.date) > when:
@@ -407,7 +407,8 @@ class ClaimIndex(StoredIndex):
                     dense, multilingual.get(rowid, dense), overlap, self.cfg, bm25.get(rowid, 0.0)
                 )
             )
-            pair = None if cross or scorer is None else scorer.best_pair(text, record.claim_text)
+            paired = not cross and scorer is not None and rowid in segmented[:SEGMENT_POOL]
+            pair = scorer.best_pair(text, record.claim_text) if paired and scorer else None
             pair = pair if pair is not None and pair.score > score else None
             score = pair.score if pair is not None else score
             if score < floor:

@@ -3,13 +3,13 @@ says.
 
 A tweet embedded in a web page ends with a signature, "— Name (@handle) Month D, YYYY", and may
 carry `pic.twitter.com/…` media links (often glued to the last hashtag: `#Irpic.twitter.com/…`),
-t.co and other shortened links, and @handles. Read as meaning, the date in the signature is a
-"changed number" and the name or handle a "swapped entity": on the CLEF CheckThat! 2022 Task 2A
-tweets the polarity rules demoted correct matches (exact quotes scoring 1.000) for exactly these
-(issue 29). `strip_boilerplate` removes them before any polarity, number or entity rule or the
-embedders read the text; `posted_date` reads the signature's date, the post's own date when the
-text is all there is. Typographic apostrophes and quotes are folded to straight ones, so that
-"I’ll" and "I'll" are the same word.
+t.co and other shortened links, @handles, and hashtags (read as lower-case words). Read as
+meaning, the signature's date is a "changed number" and its name or handle a "swapped entity":
+on the CLEF CheckThat! 2022 Task 2A tweets the polarity rules demoted correct matches (exact
+quotes scoring 1.000) for exactly these (issue 29). `strip_boilerplate` removes them before any
+polarity, number or entity rule reads the text (the ranking keeps the signature's name:
+`pipeline.claims`); `posted_date` reads the signature's date. Typographic apostrophes and
+quotes are folded to straight ones, so that "I’ll" and "I'll" are the same word.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ _LINK_RE = re.compile(
     r"|youtu\.be|dlvr\.it|ift\.tt|trib\.al|lnkd\.in|instagr\.am|amzn\.to)/\S*",
     re.IGNORECASE,
 )
+_HASHTAG_RE = re.compile(r"#(\w+)")
+_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _HANDLE_RE = re.compile(r"(?<![\w@])@\w{1,15}\b")
 _TYPOGRAPHIC = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "“": '"', "”": '"'})
 
@@ -48,6 +50,10 @@ def strip_boilerplate(text: str, *, handles: bool = True) -> str:
     boilerplate comes back empty."""
     plain = _SIGNATURE_RE.sub(" ", text, count=1)
     plain = _LINK_RE.sub(" ", plain)
+    # A hashtag is a tag, not a name: "#FeelTheBern" reads as "feel the bern".
+    plain = _HASHTAG_RE.sub(
+        lambda m: " " + _CAMEL_RE.sub(" ", m[1]).replace("_", " ").lower(), plain
+    )
     if handles:
         plain = _HANDLE_RE.sub(" ", plain)
     return " ".join(fold_quotes(plain).split())

@@ -17,9 +17,9 @@ post that repeats a claim only to dispute it:
   increase/decrease, rise/fall, safe/dangerous, ...) and the other text only the other side,
   or a word and its negative prefix form (effective/ineffective, legal/illegal);
 * numbers: the post states a quantity, percentage, year or month the claim does not have
-  (digits with either separator, "2 million", number words), or counts time in another unit
-  ("for months" against "for three seconds"); a post that leaves a number out is still the
-  same claim;
+  in place of one the claim has (digits with either separator, "2 million", number words), or
+  counts time in another unit ("for months" against "for three seconds"); a post that leaves
+  a number out, or adds one the claim has no counterpart for, is still the same claim;
 * named entities: each text names someone or something the other does not (capitalised
   words not opening a sentence, acronyms, matched loosely so "Lebanese" finds "Lebanon");
 * key predicates: one text asserts a predicate of `pipeline.polarity_predicates`' table
@@ -387,8 +387,14 @@ def _changed_unit(post: str, claim: str) -> Mismatch | None:
 
 def _number(post: str, claim: str) -> Mismatch | None:
     ours, theirs = quantities(post), quantities(claim)
-    extra = ours - theirs
-    if not extra:
+    # A swap only: a post that adds a detail the claim leaves out ("32-year-old", "in January
+    # of 2016" for "come 2016") still repeats it; on real tweets such additions demoted right
+    # matches. A month counts only against another month.
+    months = {q for q in ours | theirs if q.startswith("month")}
+    if not any(q in months for q in theirs):
+        ours = ours - months
+    extra, missing = ours - theirs, theirs - ours
+    if not extra or not missing:
         return _changed_unit(post, claim)
     shown = ", ".join(sorted(extra))
     return Mismatch(

@@ -359,9 +359,33 @@ def _recapitalised(post: str, claim: str, negations: frozenset[str]) -> str | No
     return None
 
 
+_TITLE_CASE = 0.75  # share of capitalised words that makes a text a headline in Title Case
+_TITLE_MIN_WORDS = 6
+
+
+def _decased(text: str, other: str) -> str:
+    """A headline in Title Case ("SeaWorld Employees Place Orcas In Plastic Bags") with only
+    its names capitalised: acronyms and the words `other` capitalises too. Otherwise every
+    word of it would be a name the other text lacks."""
+    words = _WORD_RE.findall(text)
+    if len(words) < _TITLE_MIN_WORDS:
+        return text
+    if sum(w[:1].isupper() for w in words) < _TITLE_CASE * len(words):
+        return text
+    capitalised = {w for w in _WORD_RE.findall(other) if w[:1].isupper()}
+
+    def lower(match: re.Match[str]) -> str:
+        word = match.group(0)
+        keep = word in capitalised or (word.isupper() and 2 <= len(word) <= 5)
+        return word if keep else word.lower()
+
+    return _WORD_RE.sub(lower, text)
+
+
 def entity_difference(post: str, claim: str, negations: frozenset[str]) -> str | None:
     """How the post names someone or something else than the claim, or None (see the module
     doc); `negations` are words never taken for names."""
+    post, claim = _decased(post, claim), _decased(claim, post)
     post_f, claim_f = _fold(post), _fold(claim)
     post_names, claim_names = entities(post, negations), entities(claim, negations)
     in_post = _missing(post_names, claim_f, claim_names, negations)
