@@ -30,27 +30,28 @@ flagged `possibly_outdated`. Measured in bench/claim_checkthat.py and bench/clai
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel
 from sqlalchemy import Engine, delete, func, insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.claim_age import possibly_outdated
 from pipeline.claim_lexical import ClaimBM25, top_rows
+from pipeline.claim_records import ClaimIndexError as ClaimIndexError
+from pipeline.claim_records import ClaimMatch as ClaimMatch
+from pipeline.claim_records import ClaimRecord as ClaimRecord
+from pipeline.claim_records import ClaimSource as ClaimSource
+from pipeline.claim_records import MatchStrength as MatchStrength
 from pipeline.claim_segments import ClaimSegmentCache, SegmentScorer, word_overlap
 from pipeline.config import ClaimsConfig
 from pipeline.credibility import PublisherTable
 from pipeline.domains import registrable_domain
-from pipeline.failures import PipelineFailure
 from pipeline.fulltext import claim_ids
 from pipeline.index_store import StoredIndex
 from pipeline.index_tables import (
@@ -75,64 +76,6 @@ from pipeline.urls import canonical_url
 
 CANDIDATE_POOL = 50  # dense and lexical candidates each, before exact scoring
 SEGMENT_POOL = 10  # the best candidates also scored by sentence pairs (encoding is costly)
-
-
-class ClaimIndexError(PipelineFailure, RuntimeError):
-    """The claim store cannot be used (unreadable database, other embedding size)."""
-
-    stage = "known_claims"
-
-
-class ClaimSource(StrEnum):
-    CLAIMREVIEW = "claimreview"  # schema.org ClaimReview JSON-LD from a publisher's page
-    FACTCHECK_API = "factcheck_api"  # Google Fact Check Tools claims:search JSON
-    APPROVED_ANSWER = "approved_answer"  # a reply of ours that a moderator approved
-
-
-class MatchStrength(StrEnum):
-    STRONG = "strong"
-    WEAK = "weak"
-    NONE = "none"
-
-
-class ClaimRecord(BaseModel):
-    claim_text: str
-    claimant: str = ""
-    claim_date: datetime | None = None
-    review_date: datetime | None = None
-    rating_text: str = ""
-    rating: Rating = Rating.UNRATED
-    publisher_name: str = ""
-    publisher_site: str = ""  # the publisher's domain
-    review_url: str
-    # Approved answers: the evidence page the reply cited (what a new reply should cite).
-    evidence_url: str | None = None
-    language: str | None = None
-    source: ClaimSource = ClaimSource.CLAIMREVIEW
-
-    @property
-    def key(self) -> str:
-        text = " ".join(self.claim_text.split()).casefold()
-        return hashlib.sha256(f"{canonical_url(self.review_url)}\n{text}".encode()).hexdigest()
-
-    @property
-    def date(self) -> datetime | None:
-        """The date a match is judged by: the review's, else the claim's."""
-        return self.review_date or self.claim_date
-
-
-class ClaimMatch(BaseModel):
-    record: ClaimRecord
-    score: float  # combined, in [0, 1]
-    dense: float  # cosine
-    lexical: float  # content-word overlap
-    strength: MatchStrength
-    possibly_outdated: bool
-    age_days: int | None = None
-    query: str = ""  # the text matched (a claim of the post, or the post itself)
-    # Why a match that scored strong is not: a polarity mismatch (`pipeline.polarity`), an
-    # LLM that judged the claims opposite or different. Shown to moderators.
-    demoted: list[str] = []
 
 
 # --- matching ---------------------------------------------------------------------------------
@@ -362,10 +305,9 @@ class ClaimIndex(StoredIndex):
         (`min_score` lowers the floor, e.g. 0 for a threshold sweep). Excluded publishers'
         ratings and reviews dated after `as_of` (default now) are left out. `lang`: the
         post's language; a record in another one is scored by the multilingual model alone
-        and is at most weak (`_cross_language`). Platform boilerplate (an embed signature,
-        links, handles: `pipeline.platform_text`) never reaches the polarity rules; the
-        ranking reads the post without its links, since a signature names the person a
-        fact-check is about (stripping it cost 0.044 MAP@5 on the CheckThat train folds)."""
+        and is at most weak (`_cross_language`). Platform boilerplate never reaches the
+        polarity rules (`pipeline.platform_text`); the ranking reads the post less its links
+        (a signature names whom a fact-check is about: stripping it cost 0.044 MAP@5)."""
         posted = text
         text = strip_boilerplate(text)
         if not text:
@@ -388,9 +330,7 @@ class ClaimIndex(StoredIndex):
         query_terms = terms(text)
         records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
         multilingual = self._multilingual(text, records, lang)
-        w = (self.cfg.dense_weight, self.cfg.bm25_weight)
-        segmented = sorted(records, key=lambda i: -w[0] * cosines[i] - w[1] * bm25.get(i, 0.0))
-        scorer = self._segment_scorer(text, {i: records[i] for i in segmented[:SEGMENT_POOL]})
+        segmented, scorer = self._segment_pool(text, records, cosines, bm25)
         matches: list[ClaimMatch] = []
         for rowid, record in records.items():
             if record.date is not None and _utc(record.date) > when:
@@ -407,7 +347,7 @@ class ClaimIndex(StoredIndex):
                     dense, multilingual.get(rowid, dense), overlap, self.cfg, bm25.get(rowid, 0.0)
                 )
             )
-            paired = not cross and scorer is not None and rowid in segmented[:SEGMENT_POOL]
+            paired = not cross and scorer is not None and rowid in segmented
             pair = scorer.best_pair(text, record.claim_text) if paired and scorer else None
             pair = pair if pair is not None and pair.score > score else None
             score = pair.score if pair is not None else score
@@ -431,6 +371,19 @@ class ClaimIndex(StoredIndex):
             )
         matches.sort(key=lambda m: (-m.score, m.record.review_url))
         return matches[: limit or self.cfg.max_matches]
+
+    def _segment_pool(
+        self,
+        text: str,
+        records: dict[int, ClaimRecord],
+        cosines: dict[int, float],
+        bm25: dict[int, float],
+    ) -> tuple[set[int], SegmentScorer | None]:
+        """The `SEGMENT_POOL` best candidates by cosine and BM25, and their pair scorer."""
+        w = (self.cfg.dense_weight, self.cfg.bm25_weight)
+        best = sorted(records, key=lambda i: -w[0] * cosines[i] - w[1] * bm25.get(i, 0.0))
+        pool = set(best[:SEGMENT_POOL])
+        return pool, self._segment_scorer(text, {i: records[i] for i in pool})
 
     def _segment_scorer(self, text: str, records: dict[int, ClaimRecord]) -> SegmentScorer | None:
         """With `segment_matching` on, a scorer of sentence pairs (`pipeline.claim_segments`)

@@ -475,7 +475,7 @@ def compare(
     wanted = set(kinds)
     # Boilerplate (signature, links, handles) is no claim, a curly apostrophe no other word.
     post_claim = strip_boilerplate(post_claim) or post_claim
-    checked_claim = fold_quotes(checked_claim)
+    checked_claim = strip_boilerplate(checked_claim) or fold_quotes(checked_claim)
     post = _without_positive_forms(post_claim, checked_claim)
     claim = _without_positive_forms(checked_claim, post_claim)
     found = []
