@@ -465,14 +465,13 @@ class ClaimIndex(StoredIndex):
     def _multilingual(
         self, text: str, records: dict[int, ClaimRecord], lang: str | None
     ) -> dict[int, float]:
-        """The multilingual model's cosine of `text` with each candidate; empty when its weight
-        is 0 and no candidate is in another language, or when its package is missing (the
-        MiniLM cosine then stands in for it)."""
-        wanted = self.cfg.multilingual_weight > 0 or any(
-            _cross_language(lang, r) for r in records.values()
-        )
-        encoder = get_multilingual() if wanted else None
-        if encoder is None or not records:
+        """The multilingual model's cosine of `text` with each candidate (with weight 0, only
+        with those in another language); empty when none is wanted or its package is missing
+        (the MiniLM cosine then stands in for it)."""
+        if self.cfg.multilingual_weight <= 0:
+            records = {i: r for i, r in records.items() if _cross_language(lang, r)}
+        encoder = get_multilingual() if records else None
+        if encoder is None:
             return {}
         texts = [clean_text(r.claim_text) or r.claim_text for r in records.values()]
         cosines = encoder.cosines(clean_text(text) or text, texts)

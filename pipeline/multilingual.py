@@ -48,8 +48,9 @@ def text_language(text: str) -> str | None:
 # A guess on fewer words, or less sure than this (py3langid's normalised probability), is no
 # guess: short English claims come out as Frisian or Nigerian Pidgin ("Obama wears a wire":
 # 'pcm', 0.28), and such a guess must not make a fact-check "another language" (issue 29).
+# Of 4,000 English Snopes claims, 8 were guessed another language at 0.5, none at 0.9.
 RELIABLE_WORDS = 4
-RELIABLE_PROBABILITY = 0.5
+RELIABLE_PROBABILITY = 0.9
 
 
 @functools.cache
