@@ -39,6 +39,11 @@ This set has no negated or reversed posts beyond ten hand-written ones; the eval
 reversals (negations, antonym swaps, changed numbers and names), before and after the polarity
 check, is `bench/claim_polarity.py` (`make bench`).
 
+On real posts (issue 29): `bench/claim_checkthat.py` (`python -m bench claims_checkthat`)
+matches the CheckThat! 2022 Task 2A tweets against all 14,231 Snopes fact-checks through the
+shipped path and re-chooses the fusion weights by folds of the train tweets; the same figures
+for any collection come from `factnote eval claims --collection --queries --qrels`.
+
 Usage: python bench/claim_matching_eval.py [--rumors JSONL] [--data JSONL] [--json]
 (the same as `factnote eval claims`).
 """

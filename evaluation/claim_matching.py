@@ -8,7 +8,7 @@ negative (`bench/data/claim_paraphrases.jsonl`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from pipeline import safejson
 from pipeline.claims import ClaimIndex, ClaimRecord, same_url
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance import get_embedder
+from pipeline.urls import canonical_url
 
 SWEEP = tuple(round(0.30 + 0.025 * i, 3) for i in range(25))  # 0.30 .. 0.90
 
@@ -131,3 +132,103 @@ def evaluate_claims(
         positives=positives,
         negatives=len(cases) - positives,
     )
+
+
+# --- a real collection: ranked fact-checks per query (CheckThat! 2022 Task 2A) -----------------
+
+K = 5  # the task's cut-off
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    query_id: str
+    ranked: list[str]  # review URLs, best first (at most K)
+    top_strength: str  # strength of the best match ("none" when nothing matched)
+    top_right: bool  # the best match is a fact-check the query repeats
+    gold: frozenset[str]
+
+
+@dataclass(frozen=True)
+class CollectionReport:
+    queries: int
+    map_at_5: float
+    top1: float
+    recall_at_5: float
+    strong_share: float  # queries whose best match is strong
+    strong_precision: float  # of those, the best match is right (1.0 when none is strong)
+    strong: int
+    strong_right: int
+
+
+def average_precision(ranked: Sequence[str], gold: frozenset[str], k: int = K) -> float:
+    """AP@k as the CheckThat scorer computes it: the precision at each relevant rank within
+    the first k, summed, over the number of relevant fact-checks."""
+    if not gold:
+        return 0.0
+    hits, total = 0, 0.0
+    for rank, url in enumerate(ranked[:k], start=1):
+        if url in gold:
+            hits += 1
+            total += hits / rank
+    return total / len(gold)
+
+
+def collection_report(results: Sequence[QueryResult]) -> CollectionReport:
+    n = len(results) or 1
+    strong = [r for r in results if r.top_strength == "strong"]
+    right = sum(r.top_right for r in strong)
+    return CollectionReport(
+        queries=len(results),
+        map_at_5=round(sum(average_precision(r.ranked, r.gold) for r in results) / n, 4),
+        top1=round(sum(r.top_right for r in results) / n, 4),
+        recall_at_5=round(sum(bool(r.gold & set(r.ranked[:K])) for r in results) / n, 4),
+        strong_share=round(len(strong) / n, 4),
+        strong_precision=round(right / len(strong), 4) if strong else 1.0,
+        strong=len(strong),
+        strong_right=right,
+    )
+
+
+def match_queries(
+    index: ClaimIndex,
+    queries: Sequence[tuple[str, str]],
+    gold: dict[str, frozenset[str]],
+    on_query: Callable[[], None] | None = None,
+) -> list[QueryResult]:
+    """Each query matched through `ClaimIndex.match` (the path `factnote claims match` and
+    the pipeline use), every candidate ranked whatever its score."""
+    results: list[QueryResult] = []
+    for query_id, text in queries:
+        found = index.match(text, limit=K, min_score=0.0)
+        wanted = gold.get(query_id, frozenset())
+        ranked = [canonical_url(m.record.review_url) for m in found]
+        results.append(
+            QueryResult(
+                query_id=query_id,
+                ranked=ranked,
+                top_strength=found[0].strength.value if found else "none",
+                top_right=bool(ranked) and ranked[0] in wanted,
+                gold=wanted,
+            )
+        )
+        if on_query is not None:
+            on_query()
+    return results
+
+
+def evaluate_collection(
+    records: Sequence[ClaimRecord],
+    queries: Sequence[tuple[str, str]],
+    gold: dict[str, frozenset[str]],
+    cfg: ClaimsConfig,
+    relevance: RelevanceConfig,
+    on_query: Callable[[], None] | None = None,
+) -> tuple[CollectionReport, list[QueryResult]]:
+    """Index `records` in a throwaway claim index, match the queries that have gold (gold as
+    canonical review URLs) and score the rankings."""
+    judged = [(q, t) for q, t in queries if q in gold]
+    with ClaimIndex(":memory:", get_embedder(relevance), cfg=cfg) as index:
+        for start in range(0, len(records), 512):
+            index.add(records[start : start + 512])
+        results = match_queries(index, judged, gold, on_query)
+    return collection_report(results), results

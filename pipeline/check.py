@@ -24,10 +24,10 @@ from datetime import datetime
 
 from pipeline import guard
 from pipeline.analyze import analyze, fallback_analysis
+from pipeline.claim_replies import templated_reply
 from pipeline.claims import (
     ClaimMatch,
     fact_check_evidence,
-    templated_reply,
     usable_as_evidence,
     verdict_for,
 )

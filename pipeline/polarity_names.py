@@ -40,7 +40,7 @@ _STEM = 4
 _ENDING = 3
 _MAX_SUBSTITUTION = 3  # words on each side of an aligned replacement that can hold a name
 _VERBATIM = 0.8  # share of aligned words that makes a post a near-verbatim copy of a claim
-_VERBATIM_MIN_WORDS = 4
+_VERBATIM_MIN_WORDS = 3
 
 # Capitalised because they open a sentence or are shouted, not because they name anyone.
 _EXTRA_NOT_NAMES = frozenset({"breaking", "video", "photo", "watch", "new", "urgent"})
@@ -338,14 +338,19 @@ def _recapitalised(post: str, claim: str, negations: frozenset[str]) -> str | No
     matcher = difflib.SequenceMatcher(
         None, [w.casefold() for w in ours], [w.casefold() for w in theirs], autojunk=False
     )
-    if len(ours) < _VERBATIM_MIN_WORDS or matcher.ratio() < _VERBATIM:
+    opcodes = matcher.get_opcodes()
+    # One word swapped and all else equal is a copy however short ("Obama said this.").
+    one_swap = [op[0] for op in opcodes if op[0] != "equal"] == ["replace"]
+    if len(ours) < _VERBATIM_MIN_WORDS or (matcher.ratio() < _VERBATIM and not one_swap):
         return None
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
             continue
         mine, other = ours[i1], theirs[j1]
         if not (mine[:1].isupper() and other[:1].isupper()):
             continue
+        if i2 < len(ours) and ours[i2][:1].isupper():
+            continue  # a first name or title before the same name ("President Biden")
         if _not_name(mine.casefold(), negations) or same_name_word(
             mine.casefold(), other.casefold()
         ):
@@ -354,9 +359,33 @@ def _recapitalised(post: str, claim: str, negations: frozenset[str]) -> str | No
     return None
 
 
+_TITLE_CASE = 0.75  # share of capitalised words that makes a text a headline in Title Case
+_TITLE_MIN_WORDS = 6
+
+
+def _decased(text: str, other: str) -> str:
+    """A headline in Title Case ("SeaWorld Employees Place Orcas In Plastic Bags") with only
+    its names capitalised: acronyms and the words `other` capitalises too. Otherwise every
+    word of it would be a name the other text lacks."""
+    words = _WORD_RE.findall(text)
+    if len(words) < _TITLE_MIN_WORDS:
+        return text
+    if sum(w[:1].isupper() for w in words) < _TITLE_CASE * len(words):
+        return text
+    capitalised = {w for w in _WORD_RE.findall(other) if w[:1].isupper()}
+
+    def lower(match: re.Match[str]) -> str:
+        word = match.group(0)
+        keep = word in capitalised or (word.isupper() and 2 <= len(word) <= 5)
+        return word if keep else word.lower()
+
+    return _WORD_RE.sub(lower, text)
+
+
 def entity_difference(post: str, claim: str, negations: frozenset[str]) -> str | None:
     """How the post names someone or something else than the claim, or None (see the module
     doc); `negations` are words never taken for names."""
+    post, claim = _decased(post, claim), _decased(claim, post)
     post_f, claim_f = _fold(post), _fold(claim)
     post_names, claim_names = entities(post, negations), entities(claim, negations)
     in_post = _missing(post_names, claim_f, claim_names, negations)

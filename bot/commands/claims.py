@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -201,10 +202,49 @@ def _add_in_batches(claims_index: Any, records: list[Any], bars: progress.Bars) 
     return added
 
 
+def _read_queries(path: Path) -> list[tuple[str, str]]:
+    """(id, text) per non-blank line: 'id<TAB>text', else the line number is the id."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {path}: {exc}", code=2)
+    queries: list[tuple[str, str]] = []
+    for number, line in enumerate(lines, start=1):
+        query_id, tab, rest = line.partition("\t")
+        query_id, query = (query_id.strip(), rest.strip()) if tab else (str(number), line.strip())
+        if query:
+            queries.append((query_id or str(number), query))
+    return queries
+
+
+def batch_line(query_id: str, found: list[Any]) -> dict[str, Any]:
+    """One query's JSON line: the matches as scored; whether the age rule holds a reply back
+    is `possibly_outdated`, apart from `strength`."""
+    return {
+        "id": query_id,
+        "matches": [
+            {
+                "url": m.record.review_url,
+                "score": m.score,
+                "strength": m.strength.value,
+                "demoted": m.demoted,
+                "possibly_outdated": m.possibly_outdated,
+                "age_days": m.age_days,
+                "rating": m.record.rating.value,
+                "claim": m.record.claim_text,
+            }
+            for m in found
+        ],
+    }
+
+
 @app.command("match")
 def match(
     ctx: typer.Context,
-    text: str = typer.Argument(..., help="The claim to look up."),
+    text: str | None = typer.Argument(None, help="The claim to look up."),
+    file: Path | None = typer.Option(
+        None, "--file", help="Match every line of FILE: a query a line, or 'id<TAB>query'."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     show_all: bool = typer.Option(
         False, "--all", help="Also show candidates below the weak threshold."
@@ -212,12 +252,24 @@ def match(
     limit: int = typer.Option(5, "--limit", min=1, help="Most matches to show."),
     index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
-    """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated."""
+    """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated.
+    With --file, one JSON line per query: {"id", "matches": [{"url", "score", "strength",
+    "demoted", "possibly_outdated", ...}]}, all matched in one process."""
+    if (text is None) == (file is None):
+        fail("give the claim to look up, or --file with one query a line", code=2)
+    queries = _read_queries(file) if file is not None else []
     require_file(index, "claim index", "add fact-checks with `factnote claims import`")
     with _open(ctx, index) as claims_index:
         if len(claims_index) == 0:
             fail("the claim index is empty (add fact-checks with `factnote claims import`)")
-        found = claims_index.match(text, limit=limit, min_score=0.0 if show_all else None)
+        floor = 0.0 if show_all else None
+        if file is not None:
+            for query_id, query in queries:
+                found = claims_index.match(query, limit=limit, min_score=floor)
+                print(json.dumps(batch_line(query_id, found), ensure_ascii=False), flush=True)
+            return
+        assert text is not None
+        found = claims_index.match(text, limit=limit, min_score=floor)
     if as_json:
         print(json.dumps([m.model_dump(mode="json") for m in found], ensure_ascii=False, indent=2))
         return

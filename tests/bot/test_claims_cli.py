@@ -63,10 +63,10 @@ def test_match_prints_a_table_and_flags_old_reviews(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "strong" in result.stdout and "misleading" in result.stdout
-    # Reviewed in mid-2025: over the default two-year window only from mid-2027 on, so the
-    # flag depends on today's date; the JSON says which and by how many days.
+    # An evergreen claim reviewed in mid-2025: over the default ten-year window only from
+    # 2035 on, so the flag depends on today's date; the JSON says which and by how many days.
     [top] = match_json(index, "You can see the Great Wall of China from the Moon.", "--limit", "1")
-    assert top["possibly_outdated"] is (top["age_days"] > 730)
+    assert top["possibly_outdated"] is (top["age_days"] > 3650)
     assert runner.invoke(app, ["match", "Penguins fly.", "--index", str(index)]).stdout.strip() == (
         "no matching fact-check"
     )
@@ -214,3 +214,34 @@ def test_import_lists_the_rating_texts_nobody_mapped_and_the_rating_map_maps_the
     )
     assert '"Spicy take"' not in again.stdout and '  "Wobbly": 1\n' in again.stdout
     assert "5 review(s), 5 new or changed, 2 unrated" in again.stdout  # Wobbly and Satire
+
+
+def test_match_file_prints_one_json_line_per_query_with_ids(tmp_path: Path) -> None:
+    index = tmp_path / "claims.sqlite"
+    runner.invoke(app, ["import", str(FIXTURES / "graph_numeric.html"), "--index", str(index)])
+    queries = tmp_path / "queries.txt"
+    queries.write_text(
+        "wall\tYou can see the Great Wall of China from the Moon.\n\nPenguins fly.\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["match", "--file", str(queries), "--index", str(index), "--all"])
+    assert result.exit_code == 0, result.output
+    wall, penguins = (json.loads(line) for line in result.stdout.splitlines())
+    assert wall["id"] == "wall" and penguins["id"] == "3"  # no tab: the line number
+    top = wall["matches"][0]
+    assert top["strength"] == "strong" and top["demoted"] == []
+    assert top["url"].startswith("http") and 0.0 <= top["score"] <= 1.0
+    # Age is its own field: an old review still shows how well it matched.
+    assert top["possibly_outdated"] is (top["age_days"] > 3650)
+    assert all(m["strength"] == "none" for m in penguins["matches"])
+
+
+def test_match_needs_a_text_or_a_file_and_says_when_the_file_is_unreadable(
+    tmp_path: Path,
+) -> None:
+    index = tmp_path / "claims.sqlite"
+    runner.invoke(app, ["import", str(FIXTURES / "graph_numeric.html"), "--index", str(index)])
+    neither = runner.invoke(app, ["match", "--index", str(index)])
+    assert neither.exit_code == 2 and "--file" in neither.stderr
+    missing = runner.invoke(app, ["match", "--file", str(tmp_path / "nope"), "--index", str(index)])
+    assert missing.exit_code == 2 and "cannot read" in missing.stderr

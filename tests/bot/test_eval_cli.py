@@ -135,3 +135,71 @@ def test_claims_reports_a_deeply_nested_case_line_as_unreadable(tmp_path: Path) 
     result = runner.invoke(app, ["claims", "--rumors", str(DATA), "--data", str(cases)])
     assert result.exit_code == 2, result.output
     assert "nested deeper than 64 levels" in result.stderr
+
+
+# A collection in the CheckThat! 2022 Task 2A shapes (the task's README: vclaims.jsonl lines with
+# vclaim_id / vclaim / title / date, queries `id<TAB>text`, qrels `id 0 vclaim_id 1`), written
+# here: five fact-checks on different topics, three queries that repeat one each.
+VCLAIMS = [
+    ("vclaim-sno-carrots-night-vision", "Eating carrots lets you see in the dark.", "2 May 2019"),
+    ("vclaim-sno-great-wall-moon", "The Great Wall of China is visible from the Moon.", ""),
+    ("vclaim-sno-bananas-extinct", "Bananas will be extinct within ten years.", "3 June 2020"),
+    ("vclaim-sno-sharks-cancer", "Sharks cannot get cancer.", "1 January 2018"),
+    ("vclaim-sno-goldfish-memory", "Goldfish have a three-second memory.", "9 April 2016"),
+]
+QUERIES = [
+    ("q1", "carrots give you night vision, eat them and see in the dark"),
+    ("q2", "You can see the Great Wall of China from the moon!"),
+    ("q3", "My goldfish only remembers things for three seconds"),
+    ("q-unjudged", "this query has no qrels and is left out"),
+]
+GOLD = [("q1", "vclaim-sno-carrots-night-vision"), ("q2", "vclaim-sno-great-wall-moon")]
+GOLD += [("q3", "vclaim-sno-goldfish-memory")]
+
+
+def _checkthat_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    collection, queries, qrels = (tmp_path / n for n in ("vc.jsonl", "q.tsv", "qrels.tsv"))
+    collection.write_text(
+        "".join(
+            json.dumps({"vclaim_id": i, "vclaim": c, "title": c, "date": d}) + "\n"
+            for i, c, d in VCLAIMS
+        )
+    )
+    queries.write_text("".join(f"{q}\t{t}\n" for q, t in QUERIES))
+    qrels.write_text("".join(f"{q} 0 {v} 1\n" for q, v in GOLD))
+    return collection, queries, qrels
+
+
+def test_claims_on_a_collection_prints_map_top1_recall_and_strong_figures(tmp_path: Path) -> None:
+    collection, queries, qrels = _checkthat_files(tmp_path)
+    args = ["--collection", str(collection), "--queries", str(queries), "--qrels", str(qrels)]
+    result = runner.invoke(app, ["claims", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["queries"] == 3  # the unjudged query is not scored
+    assert report["map_at_5"] == 1.0 and report["top1"] == 1.0 and report["recall_at_5"] == 1.0
+    assert report["strong_precision"] == 1.0
+    assert report["strong"] == round(report["strong_share"] * 3)
+
+    lines = runner.invoke(app, ["claims", *args]).stdout
+    for label in ("MAP@5 1.000", "top-1 1.000", "R@5 1.000", "strong share", "precision of strong"):
+        assert label in lines
+
+
+def test_claims_on_a_collection_scores_a_wrong_gold_as_a_miss(tmp_path: Path) -> None:
+    collection, queries, qrels = _checkthat_files(tmp_path)
+    qrels.write_text("q1 0 vclaim-sno-sharks-cancer 1\n")
+    args = ["--collection", str(collection), "--queries", str(queries), "--qrels", str(qrels)]
+    report = json.loads(runner.invoke(app, ["claims", *args, "--json"]).stdout)
+    assert report["top1"] == 0.0 and report["map_at_5"] < 0.5
+    assert report["strong_right"] == 0
+
+
+def test_claims_on_a_collection_needs_all_three_files_and_readable_qrels(tmp_path: Path) -> None:
+    collection, queries, qrels = _checkthat_files(tmp_path)
+    partial = runner.invoke(app, ["claims", "--collection", str(collection)])
+    assert partial.exit_code == 2 and "go together" in partial.stderr
+    qrels.write_text("q1 vclaim-sno-carrots-night-vision\n")
+    args = ["--collection", str(collection), "--queries", str(queries), "--qrels", str(qrels)]
+    bad = runner.invoke(app, ["claims", *args])
+    assert bad.exit_code == 2 and "qrels.tsv:1: expected" in bad.stderr

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pipeline.check import Checker
+from pipeline.claim_replies import display_publisher, template_replies, templated_reply
 from pipeline.claims import (
     ClaimIndex,
     ClaimIndexError,
@@ -20,12 +21,9 @@ from pipeline.claims import (
     ClaimRecord,
     ClaimSource,
     MatchStrength,
-    display_publisher,
     fact_check_evidence,
     match_confidence,
     strength_of,
-    template_replies,
-    templated_reply,
 )
 from pipeline.config import (
     ClaimsConfig,
@@ -470,3 +468,18 @@ def test_no_llm_german_post_matching_a_german_fact_check_gets_a_german_reply(
     assert decision.reply is not None and decision.reply.startswith("Faktenchecker von Correctiv")
     assert decision.lang == "de"
     kit.close()
+
+
+def test_a_time_bound_claim_expires_sooner_than_an_evergreen_hoax(tmp_path: Path) -> None:
+    ix = open_index(tmp_path / "claims.sqlite", max_age_days=3650, time_bound_max_age_days=90)
+    tally = "Lemon water kills the flu, so far 300 cases were cured this week."
+    ix.add(
+        [
+            record(url="https://snopes.com/evergreen", reviewed=NOW - timedelta(days=2000)),
+            record(url="https://snopes.com/tally", text=tally, reviewed=NOW - timedelta(days=200)),
+        ]
+    )
+    found = ix.match(LEMON, as_of=NOW, min_score=0.0)
+    flags = {m.record.review_url: m.possibly_outdated for m in found}
+    assert flags["https://snopes.com/evergreen"] is False  # a recurring hoax is still answered
+    assert flags["https://snopes.com/tally"] is True

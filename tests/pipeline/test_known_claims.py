@@ -130,8 +130,15 @@ def test_an_english_post_is_matched_as_before_without_a_cross_language_cap(
 
 
 def test_the_fused_score_weighs_both_cosines_and_gives_the_rest_to_the_overlap() -> None:
-    cfg = ClaimsConfig(dense_weight=0.5, multilingual_weight=0.3)
+    cfg = ClaimsConfig(dense_weight=0.5, multilingual_weight=0.3, bm25_weight=0.0)
     assert fused_score(1.0, 0.0, 0.0, cfg) == pytest.approx(0.5)
     assert fused_score(0.0, 1.0, 0.0, cfg) == pytest.approx(0.3)
     assert fused_score(0.0, 0.0, 1.0, cfg) == pytest.approx(0.2)
     assert fused_score(0.8, 0.8, 0.8, cfg) == pytest.approx(0.8)
+
+
+def test_the_bm25_share_takes_its_weight_from_the_overlap() -> None:
+    cfg = ClaimsConfig(dense_weight=0.5, multilingual_weight=0.3, bm25_weight=0.15)
+    assert fused_score(0.0, 0.0, 0.0, cfg, bm25=1.0) == pytest.approx(0.15)
+    assert fused_score(0.0, 0.0, 1.0, cfg) == pytest.approx(0.05)
+    assert fused_score(0.8, 0.8, 0.8, cfg, bm25=0.8) == pytest.approx(0.8)

@@ -36,9 +36,62 @@ def test_a_rewording_is_no_mismatch(post: str, claim: str) -> None:
     assert compare(post, claim) == []
 
 
-def test_two_negations_cancel() -> None:
+def test_two_negations_do_not_cancel() -> None:
+    # Formerly two negations cancelled out; issue 29 saw a negation added to a claim that
+    # already negates come back strong that way, so the count of negations is compared.
     post = "It is not true that the COVID-19 vaccines are not safe for pregnant women."
-    assert MismatchKind.NEGATION not in {m.kind for m in compare(post, CLAIM)}
+    assert MismatchKind.NEGATION in {m.kind for m in compare(post, CLAIM)}
+    negated = "The minister did not say the vaccine is not safe."
+    assert MismatchKind.NEGATION in {
+        m.kind for m in compare(negated, "The minister did not say the vaccine is safe.")
+    }
+
+
+@pytest.mark.parametrize(
+    ("post", "claim"),
+    [
+        (
+            "Don't drink cold water after meals, it causes cancer.",
+            "Cold water after meals causes cancer.",
+        ),
+        ("The video is nothing more than a staged stunt.", "The video is only a staged stunt."),
+        (
+            "Finland is one of the few, if not the only one, to ban it.",
+            "Finland is one of the few to ban it.",
+        ),
+        ("Officials leaked the information.", "Officials leaked the formation."),
+    ],
+)
+def test_wordings_that_deny_nothing_or_merely_contain_a_word_are_no_reversal(
+    post: str, claim: str
+) -> None:
+    kinds = {m.kind for m in compare(post, claim)}
+    assert MismatchKind.NEGATION not in kinds and MismatchKind.ANTONYM not in kinds
+
+
+@pytest.mark.parametrize(
+    ("post", "claim"),
+    [
+        ("Sugar discourages the growth of tumours.", "Sugar encourages the growth of tumours."),
+        ("He started using the drug in prison.", "He stopped using the drug in prison."),
+        ("A glass a day will shorten your life.", "A glass a day will lengthen your life."),
+    ],
+)
+def test_wordnet_antonyms_are_reversals(post: str, claim: str) -> None:
+    assert MismatchKind.ANTONYM in {m.kind for m in compare(post, claim)}
+
+
+def test_a_swapped_name_opening_a_short_sentence_is_seen() -> None:
+    assert MismatchKind.ENTITY in {m.kind for m in compare("Obama said this.", "Trump said this.")}
+
+
+def test_an_embed_signature_and_curly_apostrophes_are_no_change() -> None:
+    claim = "I’ll never pay taxes again, said the mayor of Springfield."
+    post = (
+        "I'll never pay taxes again, said the mayor of Springfield. "
+        "pic.twitter.com/Ab12Cd34Ef — Jane Roe (@janeroe) January 14, 2020"
+    )
+    assert compare(post, claim) == []
 
 
 def test_leaving_a_number_or_a_name_out_is_still_the_same_claim() -> None:

@@ -1,0 +1,218 @@
+"""Claim matching on real posts: CheckThat! 2022 Task 2A tweets against 14,231 Snopes
+fact-checks (`python -m bench checkthat`; issue 29).
+
+Everything here runs the shipped path: the collection goes through the ClaimReview importer
+(`evaluation.checkthat`) into a claim index, and each tweet through `ClaimIndex.match` with the
+default `ClaimsConfig`. Printed, for train and dev: MAP@5, top-1, R@5, the share of tweets whose
+best match is strong and the precision of those; the fusion weights re-chosen by 5 folds of
+the train tweets (`fusion_cv`, on the index's own MiniLM vectors and BM25); the age rule's
+effect (`pipeline.claim_age`); strong rates of generated reversals of train fact-checks
+(`bench.claim_reversals`); the warm `match` latency at this size.
+
+Data: `../shared/data/checkthat2022_task2a_en/` beside the repository, or the folder
+`FACTNOTE_CHECKTHAT_DIR` names; read in place, never copied. The test tweets are not there.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import claim_reversals
+from evaluation.checkthat import read_collection, read_qrels, read_queries
+from evaluation.claim_matching import QueryResult, average_precision, collection_report
+from pipeline.claim_age import possibly_outdated
+from pipeline.claims import ClaimIndex, ClaimMatch
+from pipeline.config import ClaimsConfig, RelevanceConfig
+from pipeline.lexical import clean_text
+from pipeline.platform_text import posted_date
+from pipeline.relevance import get_embedder
+from pipeline.urls import canonical_url
+
+Log = Callable[[str], None]
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared/data/checkthat2022_task2a_en"
+FOLDS = 5
+BM25_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+REVERSAL_CLAIMS = 150
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("FACTNOTE_CHECKTHAT_DIR") or DATA)
+
+
+def _results(
+    rows: dict[str, list[ClaimMatch]], gold: dict[str, frozenset[str]]
+) -> list[QueryResult]:
+    out = []
+    for query_id, wanted in gold.items():
+        found = rows.get(query_id, [])
+        ranked = [canonical_url(m.record.review_url) for m in found]
+        out.append(
+            QueryResult(
+                query_id,
+                ranked,
+                found[0].strength.value if found else "none",
+                bool(ranked) and ranked[0] in wanted,
+                wanted,
+            )
+        )
+    return out
+
+
+def fusion_cv(
+    index: ClaimIndex, queries: dict[str, str], gold: dict[str, frozenset[str]], seed: int = 0
+) -> dict[str, float]:
+    """5-fold choice of the BM25 weight (MiniLM cosine gets the rest) on `gold`'s queries,
+    from the index's stored vectors; the gain of the chosen weight over the cosine alone,
+    fold by fold, and its spread."""
+    matrix = index._dense_matrix()
+    lexical = index._lexical(matrix)
+    urls = _urls(index, matrix.ids)
+    ids = list(gold)
+    random.Random(seed).shuffle(ids)
+    folds = [f for f in (ids[i::FOLDS] for i in range(FOLDS)) if f]
+    texts = [clean_text(queries[q]) or queries[q] for q in ids]
+    vectors = index._embedder.encode(texts)
+    cos = {q: matrix.vectors @ v for q, v in zip(ids, vectors, strict=True)}
+    bm25 = {q: lexical.scores(clean_text(queries[q])) for q in ids}
+
+    def ap(q: str, weight: float) -> float:
+        scores = (1 - weight) * cos[q] + weight * bm25[q]
+        top = np.argsort(-scores)[:5]
+        return average_precision([urls[int(n)] for n in top], gold[q])
+
+    table = {w: [float(np.mean([ap(q, w) for q in fold])) for fold in folds] for w in BM25_GRID}
+    chosen = max(BM25_GRID, key=lambda w: float(np.mean(table[w])))
+    gains = np.array(table[chosen]) - np.array(table[0.0])
+    return {
+        "cv_plain_map": round(float(np.mean(table[0.0])), 4),
+        "cv_chosen_bm25_weight": chosen,
+        "cv_chosen_map": round(float(np.mean(table[chosen])), 4),
+        "cv_gain": round(float(gains.mean()), 4),
+        "cv_gain_spread": round(float(gains.std()), 4),
+    }
+
+
+def _urls(index: ClaimIndex, ids: Any) -> list[str]:
+    found = index.records_by_id([int(i) for i in ids])
+    return [canonical_url(found[int(i)].review_url) for i in ids]
+
+
+def age_effect(
+    rows: dict[str, list[ClaimMatch]],
+    queries: dict[str, str],
+    gold: dict[str, frozenset[str]],
+    cfg: ClaimsConfig,
+) -> dict[str, float]:
+    """For train tweets whose top match is their fact-check: how old it was at the tweet's
+    date (the signature's), and the share the age rule answers then and today."""
+    at_tweet: list[bool] = []
+    today: list[bool] = []
+    flat_today: list[bool] = []
+    ages: list[int] = []
+    now = datetime.now(UTC)
+    for query_id, wanted in gold.items():
+        found = rows.get(query_id)
+        if not found or canonical_url(found[0].record.review_url) not in wanted:
+            continue
+        record = found[0].record
+        posted = posted_date(queries[query_id])
+        if posted is None or record.date is None:
+            continue
+        age = (posted - record.date).days
+        ages.append(age)
+        at_tweet.append(not possibly_outdated(max(age, 0), record.claim_text, cfg))
+        age_now = (now - record.date).days
+        today.append(not possibly_outdated(age_now, record.claim_text, cfg))
+        flat_today.append(age_now <= 730)
+    n = len(ages) or 1
+    return {
+        "age_pairs": len(ages),
+        "age_tweet_first_share": round(sum(a < 0 for a in ages) / n, 4),
+        "age_median_days": float(np.median(ages)) if ages else 0.0,
+        "age_over_730_share": round(sum(a > 730 for a in ages) / n, 4),
+        "age_answered_at_tweet_date": round(sum(at_tweet) / n, 4),
+        "age_answered_today": round(sum(today) / n, 4),
+        "age_answered_today_flat_730": round(sum(flat_today) / n, 4),
+    }
+
+
+def latency(index: ClaimIndex, texts: Sequence[str]) -> dict[str, float]:
+    spent = []
+    for text in texts:
+        start = time.perf_counter()
+        index.match(text, limit=5, min_score=0.0)
+        spent.append((time.perf_counter() - start) * 1000)
+    return {
+        "match_p50_ms": round(float(np.percentile(spent, 50)), 1),
+        "match_p95_ms": round(float(np.percentile(spent, 95)), 1),
+    }
+
+
+def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
+    folder = data or data_dir()
+    collection = read_collection(folder / "vclaims.jsonl")
+    queries = dict(read_queries(folder / "train_dev_queries.tsv"))
+    splits = {
+        name: {
+            q: frozenset(canonical_url(collection.url_of[v]) for v in ids if v in collection.url_of)
+            for q, ids in read_qrels(folder / f"{name}_qrels.tsv").items()
+        }
+        for name in ("train", "dev")
+    }
+    cfg = ClaimsConfig()
+    numbers: dict[str, float] = {"not_imported": len(collection.failures)}
+    with tempfile.TemporaryDirectory() as tmp:
+        index = ClaimIndex(Path(tmp) / "claims.sqlite", get_embedder(RelevanceConfig()), cfg=cfg)
+        with index:
+            start = time.perf_counter()
+            for at in range(0, len(collection.records), 512):
+                index.add(collection.records[at : at + 512])
+            numbers["import_per_s"] = round(len(collection.records) / (time.perf_counter() - start))
+            log(f"imported {len(collection.records)} at {numbers['import_per_s']}/s")
+            index.match("warm up", min_score=0.0)
+            rows = {
+                q: index.match(queries[q], limit=5, min_score=0.0)
+                for split in splits.values()
+                for q in split
+            }
+            for name, gold in splits.items():
+                report = collection_report(_results(rows, gold))
+                for key in ("map_at_5", "top1", "recall_at_5", "strong_share", "strong_precision"):
+                    numbers[f"{name}_{key}"] = getattr(report, key)
+                log(f"{name}: {report}")
+            numbers.update(age_effect(rows, queries, splits["train"], cfg))
+            numbers.update(fusion_cv(index, queries, splits["train"]))
+            numbers.update(latency(index, [queries[q] for q in splits["dev"]]))
+            numbers.update(_reversals(index, collection.records, splits["train"], log))
+    return numbers
+
+
+def _reversals(
+    index: ClaimIndex, records: Sequence[Any], train: dict[str, frozenset[str]], log: Log
+) -> dict[str, float]:
+    by_url = {canonical_url(r.review_url): r for r in records}
+    wanted = sorted({u for urls in train.values() for u in urls if u in by_url})
+    chosen = random.Random(1).sample(wanted, min(REVERSAL_CLAIMS, len(wanted)))
+    cases = claim_reversals.variants([(u, by_url[u].claim_text) for u in chosen])
+    rates = claim_reversals.strong_rates(index, cases)
+    log(f"reversals: {rates}")
+    out: dict[str, float] = {}
+    for kind, cell in rates.items():
+        out[f"reversal_{kind}_n"] = cell["n"]
+        out[f"reversal_{kind}_strong"] = cell["strong"]
+    return out
+
+
+if __name__ == "__main__":
+    for key, value in run().items():
+        print(f"{key}: {value}")

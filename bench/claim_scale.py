@@ -1,0 +1,123 @@
+"""Claim index at scale: import rate, warm `match` latency and memory at 14k and 200k
+fact-checks (`python -m bench claim_scale`; issue 29 asks >= 100 imports/s, p95 <= 150 ms at
+14k and <= 300 ms at 200k).
+
+The 14,231 Snopes fact-checks of CheckThat! 2022 Task 2A (`bench.claim_checkthat.data_dir`) are
+imported through the ClaimReview importer and `ClaimIndex.add` with the bundled MiniLM: that
+is the import rate. The collection is then grown to 200,000 synthetically: copies of the real
+claims under other review URLs, each stored with its original's MiniLM vector plus a little
+noise (`_Replay`), so that 186,000 more records cost no model time and the index still has
+near-duplicates to rank. Latency is `ClaimIndex.match` on the dev tweets after one warm-up
+query (models loaded, the claim matrix and BM25 index built), as the bot calls it; memory is
+the process's resident set after each stage (`/proc/self/status`).
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from bench.claim_checkthat import data_dir, latency
+from evaluation.checkthat import read_collection, read_qrels, read_queries
+from pipeline.claims import ClaimIndex, ClaimRecord
+from pipeline.config import ClaimsConfig, RelevanceConfig
+from pipeline.lexical import clean_text
+from pipeline.relevance import Embedder, get_embedder
+
+Log = Callable[[str], None]
+GROWN = 200_000
+LATENCY_QUERIES = 120
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+class _Replay:
+    """An embedder for synthetic copies: a copy's vector is its original's (encoded once by
+    the real model) plus Gaussian noise, renormalised; other texts go to the real model."""
+
+    def __init__(self, real: Embedder, originals: dict[str, npt.NDArray[np.float32]]) -> None:
+        self._real = real
+        self._originals = originals
+        self._rng = np.random.default_rng(0)
+        self.dim = real.dim
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = []
+        for text in texts:
+            base, _, _ = text.partition(" [copy ")
+            vector = self._originals.get(base)
+            if vector is None:
+                return self._real.encode(list(texts))
+            noisy = vector + self._rng.normal(0, 0.02, vector.shape).astype(np.float32)
+            rows.append(noisy / np.linalg.norm(noisy))
+        return np.array(rows, dtype=np.float32)
+
+
+def _copies(records: Sequence[ClaimRecord], count: int) -> list[ClaimRecord]:
+    rng = random.Random(0)
+    out = []
+    for n in range(count):
+        original = rng.choice(records)
+        out.append(
+            original.model_copy(
+                update={
+                    "claim_text": f"{original.claim_text} [copy {n}]",
+                    "review_url": f"{original.review_url.rstrip('/')}-copy-{n}/",
+                }
+            )
+        )
+    return out
+
+
+def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
+    folder = data or data_dir()
+    records = read_collection(folder / "vclaims.jsonl").records
+    queries = dict(read_queries(folder / "train_dev_queries.tsv"))
+    dev = [queries[q] for q in read_qrels(folder / "dev_qrels.tsv")][:LATENCY_QUERIES]
+    real = get_embedder(RelevanceConfig())
+    numbers: dict[str, float] = {"rss_start_mib": rss_mib()}
+    with tempfile.TemporaryDirectory() as tmp:
+        with ClaimIndex(Path(tmp) / "claims.sqlite", real, cfg=ClaimsConfig()) as index:
+            start = time.perf_counter()
+            for at in range(0, len(records), 512):
+                index.add(records[at : at + 512])
+            numbers["import_per_s"] = round(len(records) / (time.perf_counter() - start), 1)
+            log(f"imported {len(records)} fact-checks at {numbers['import_per_s']}/s")
+            index.match("warm up", min_score=0.0)
+            for key, value in latency(index, dev).items():
+                numbers[f"{key}_14k"] = value
+            numbers["rss_14k_mib"] = rss_mib()
+            matrix = index._dense_matrix()  # the stored vectors, reused for the copies
+            stored = index.records_by_id(matrix.ids.tolist())
+            texts = [stored[int(i)].claim_text for i in matrix.ids]
+            originals = {clean_text(t) or t: matrix.vectors[n] for n, t in enumerate(texts)}
+        replay = _Replay(real, originals)
+        with ClaimIndex(Path(tmp) / "claims.sqlite", replay, cfg=ClaimsConfig()) as index:  # type: ignore[arg-type]
+            extra = _copies(records, GROWN - len(records))
+            for at in range(0, len(extra), 4096):
+                index.add(extra[at : at + 4096])
+            numbers["claims_grown"] = len(index)
+            start = time.perf_counter()
+            index.match("warm up", min_score=0.0)
+            numbers["first_match_after_growth_s"] = round(time.perf_counter() - start, 2)
+            for key, value in latency(index, dev).items():
+                numbers[f"{key}_200k"] = value
+            numbers["rss_200k_mib"] = rss_mib()
+    log(str(numbers))
+    return numbers
+
+
+if __name__ == "__main__":
+    for key, value in run().items():
+        print(f"{key}: {value}")
