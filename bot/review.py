@@ -65,19 +65,6 @@ def reviewer_of(actor: str | Reviewer) -> Reviewer:
     return actor if isinstance(actor, Reviewer) else Reviewer(actor)
 
 
-def pending(db: Database, *, oldest_first: bool = True, limit: int = 100) -> list[Request]:
-    order = Request.created_at.asc() if oldest_first else Request.created_at.desc()
-    with db.session() as session:
-        return list(
-            session.scalars(
-                select(Request)
-                .where(Request.state == RequestState.AWAITING_REVIEW.value)
-                .order_by(order, Request.id)
-                .limit(limit)
-            )
-        )
-
-
 def history(session: Session, request_id: int) -> list[ReviewAction]:
     return list(
         session.scalars(
