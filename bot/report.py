@@ -24,7 +24,7 @@ from matplotlib.ticker import MaxNLocator
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from bot.metrics import guard_failures, guard_rule
+from bot.metrics import guard_failures
 from bot.report_detail import (
     Drill,
     ModeratorStats,
@@ -40,6 +40,7 @@ from bot.report_notes import NotesSummary, notes_summary
 from bot.summary import CLI_PLATFORM
 from pipeline.records import TIER_RANK, Tier, utcnow
 from storage.db import Database
+from storage.metric_totals import guard_rule
 from storage.models import DecisionRow, Request, RequestEvent, RequestState, ReviewAction
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
