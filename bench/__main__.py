@@ -35,6 +35,7 @@ from bench import (
     pipeline_memory,
     publisher_coverage,
     queue_throughput,
+    review_queue,
     runtime_throughput,
 )
 
@@ -64,6 +65,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("image_embedding_runtime", lambda log: image_embedding_runtime.run(log=log)),
     Benchmark("image_store", lambda log: image_store.run(log=log)),
     Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
+    Benchmark("review_queue", lambda log: review_queue.run(log=log)),
     Benchmark(
         "runtime_throughput",
         lambda log: {k: float(v) for k, v in runtime_throughput.run(log=log).items()},

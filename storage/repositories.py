@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, insert, select
@@ -131,6 +133,43 @@ def _add_totals(
             calls=[row_values(LLMCallRow, call) for call in decision.trace.llm_calls],
         ),
     )
+
+
+def insert_decisions(session: Session, decisions: Sequence[tuple[int, str, Decision]]) -> None:
+    """Many decisions at once, as (request id, its platform, decision): the rows
+    `insert_decision` writes, each table in one statement, the running totals added once
+    (bulk imports; the review queue benchmark seeds its 110,000 decisions with it). Page
+    snapshots are not written: store the documents first where they matter."""
+    if not decisions:
+        return
+    values = [_decision_values(request_id, decision) for request_id, _, decision in decisions]
+    table = cast(Table, DecisionRow.__table__)
+    ids = session.execute(
+        insert(table).returning(table.c.id, sort_by_parameter_order=True), values
+    ).scalars()
+    evidence: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    totals: defaultdict[metric_totals.Key, float] = defaultdict(float)
+    for decision_id, row, (_, platform, decision) in zip(ids, values, decisions, strict=True):
+        evidence += [
+            {**row_values(EvidenceRow, ev), "position": i, "decision_id": decision_id}
+            for i, ev in enumerate(decision.evidence)
+        ]
+        own = [row_values(LLMCallRow, call) for call in decision.trace.llm_calls]
+        calls += [{**call, "decision_id": decision_id} for call in own]
+        one = metric_totals.decision_totals(
+            platform=platform,
+            status=str(row["status"]),
+            timings=row.get("timings"),
+            trace=row["trace"],
+            calls=own,
+        )
+        for key, value in one.items():
+            totals[key] += value
+    for target, rows in ((EvidenceRow.__table__, evidence), (LLMCallRow.__table__, calls)):
+        if rows:
+            session.execute(insert(cast(Table, target)), rows)
+    metric_totals.add(session, totals)
 
 
 _DECISION_INSERT = insert(cast(Table, DecisionRow.__table__)).returning(DecisionRow.__table__.c.id)
