@@ -307,10 +307,13 @@ def escalate(
     note: str = typer.Option("", "--note"),
     actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
-    """Flag for a senior moderator: only a senior moderator or an admin decides it now."""
+    """Flag for a senior moderator: only a senior moderator or an admin edits or decides it
+    now, before its new deadline (`[runtime] escalation_ttl_h`)."""
+    settings: Settings = ctx.obj
+    ttl_h = settings.runtime.escalation_ttl_h
     with _acting_as(ctx, actor) as (db, who):
-        review.escalate(db, request_id, who, note)
-    typer.echo(f"escalated #{request_id}")
+        review.escalate(db, request_id, who, note, ttl_h=ttl_h)
+    typer.echo(f"escalated #{request_id}: a senior decides it within {ttl_h:g} h or it expires")
 
 
 @app.command("claim")
