@@ -358,13 +358,16 @@ def report_peak_mb(url: str) -> tuple[float, float]:
         return int(done.stdout.strip()) / 1024, time.perf_counter() - began
 
 
-def one_backend(url: str, label: str, pending: int, finished: int, log: Log) -> dict[str, float]:
+def one_backend(
+    url: str, label: str, pending: int, finished: int, log: Log, *, seeded: bool = False
+) -> dict[str, float]:
+    """Seed (unless `seeded`: a database this benchmark seeded before), then measure."""
     numbers: dict[str, float] = {}
     db = Database(url)
-    now = utcnow()
-    log(f"{label}: seeding {pending} pending and {finished} finished requests")
-    seed(db, pending, finished, now, log)
-    users.add_user(db, "mod_bench", PASSWORD, "senior")
+    if not seeded:
+        log(f"{label}: seeding {pending} pending and {finished} finished requests")
+        seed(db, pending, finished, utcnow(), log)
+        users.add_user(db, "mod_bench", PASSWORD, "senior")
     settings = load_settings(database_url=url, mode="review")
     app = create_app(settings, db, secret=secrets.token_hex(16))
     client = TestClient(app, client=("127.0.0.1", 50000))
@@ -420,7 +423,13 @@ if __name__ == "__main__":
     parser.add_argument("--pending", type=int, default=PENDING)
     parser.add_argument("--finished", type=int, default=FINISHED)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--seeded", help="measure this database, seeded by an earlier run")
     args = parser.parse_args()
+    if args.seeded:
+        found = one_backend(args.seeded, "seeded", args.pending, args.finished, print, seeded=True)
+        for key, value in found.items():
+            print(f"{key}: {value}")
+        raise SystemExit(0)
     for key, value in run(
         pending=args.pending, finished=args.finished, postgres=not args.no_postgres
     ).items():

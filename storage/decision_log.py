@@ -1,6 +1,6 @@
-"""The review app's decisions log in SQL: every request, newest first, one page at a time with
-the true count of what matches. Only the columns the log shows are read (never a trace), and a
-request's latest decision is joined only when a filter or the page needs it."""
+"""The review app's decisions log in SQL: every request, newest received first, a page at a
+time with the true count of what matches. Only the columns the log shows are read (never a
+trace), and a request's latest decision is joined only when a filter or the page needs it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,14 @@ from sqlalchemy.orm import Session
 
 from pipeline.records import Verdict
 from storage.models import DecisionRow, Request, RequestState
-from storage.review_queue import contains, count, day, known, latest_decision_id
+from storage.review_queue import (
+    contains,
+    count,
+    day,
+    known,
+    latest_decision_id,
+    latest_verdict_is,
+)
 
 PAGE_SIZE = 50
 _VERDICT_VALUES = frozenset(v.value for v in Verdict)
@@ -87,13 +94,14 @@ def _matching(flt: LogFilter) -> Select[Any]:
         stmt = stmt.where(Request.created_at >= utc_day(flt.since))
     if flt.until:
         stmt = stmt.where(Request.created_at < utc_day(flt.until) + timedelta(days=1))
-    if flt.verdict or flt.q:
+    if flt.verdict:
+        stmt = stmt.where(latest_verdict_is(flt.verdict))
+    if flt.q:
         stmt = stmt.outerjoin(DecisionRow, DecisionRow.id == latest_decision_id())
-        if flt.verdict:
-            stmt = stmt.where(DecisionRow.verdict == flt.verdict)
-        if flt.q:
-            stmt = stmt.where(_text_match(flt.q))
-    return stmt.order_by(Request.id.desc())
+        stmt = stmt.where(_text_match(flt.q))
+    # Newest received first, in the order of the `created_at` index: a deep page skips index
+    # entries, not request rows.
+    return stmt.order_by(Request.created_at.desc(), Request.id.desc())
 
 
 def decision_log(session: Session, flt: LogFilter) -> tuple[list[LogRow], int]:
@@ -103,7 +111,7 @@ def decision_log(session: Session, flt: LogFilter) -> tuple[list[LogRow], int]:
     ids = list(session.scalars(stmt.offset((max(1, flt.page) - 1) * PAGE_SIZE).limit(PAGE_SIZE)))
     if not ids:
         return [], total
-    rows = session.execute(
+    found = session.execute(
         select(
             Request.id,
             Request.created_at,
@@ -119,8 +127,8 @@ def decision_log(session: Session, flt: LogFilter) -> tuple[list[LogRow], int]:
         )
         .outerjoin(DecisionRow, DecisionRow.id == latest_decision_id())
         .where(Request.id.in_(ids))
-        .order_by(Request.id.desc())
     ).all()
+    rows = sorted(found, key=lambda r: ids.index(r.id))
     return [
         LogRow(
             id=r.id,

@@ -156,6 +156,10 @@ class DecisionRow(Base):
 
     __tablename__ = "decisions"
 
+    # A request's latest decision and its verdict, read from the index alone (the review
+    # queue's and the decisions log's verdict filters): a decision row carries its trace.
+    __table_args__ = (Index("ix_decisions_request_latest", "request_id", "id", "verdict"),)
+
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     request_id: Mapped[int] = mapped_column(ForeignKey("requests.id"), index=True)
     status: Mapped[str] = mapped_column(String(16))

@@ -130,7 +130,7 @@ def bulk(
 @router.post("/queue/quick")
 def quick(
     me: Moderator,
-    request_id: int,
+    request_id: int | None = None,
     action: str = Form(""),
     reason: str = Form(""),
     back: str = Form("/queue"),
@@ -139,6 +139,9 @@ def quick(
     """A row's quick action (approve, reject, claim), back to the same queue page. Approving
     a reply that goes out in public asks first, as on the item page."""
     back = safe_next(back)
+    if request_id is None:
+        me.flash("error", "No item given.")
+        return redirect(back)
     try:
         if action == "claim":
             holder = review.claim(me.db, request_id, me.who)

@@ -35,6 +35,9 @@ def upgrade() -> None:
     )
     op.create_index("ix_requests_state_created", "requests", ["state", "created_at", "id"])
     op.create_index(
+        "ix_decisions_request_latest", "decisions", ["request_id", "id", "verdict"]
+    )
+    op.create_index(
         "ix_requests_post_errors",
         "requests",
         ["platform"],
@@ -82,5 +85,6 @@ def _backfill() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_requests_post_errors", table_name="requests")
+    op.drop_index("ix_decisions_request_latest", table_name="decisions")
     op.drop_index("ix_requests_state_created", table_name="requests")
     op.drop_table("metric_totals")
