@@ -38,6 +38,7 @@ from bench import (
     pipeline_memory,
     publisher_coverage,
     queue_throughput,
+    review_queue,
     runtime_throughput,
     video,
 )
@@ -72,6 +73,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("memory_retrieval", lambda log: memory_retrieval.run(log=log)),
     Benchmark("deadlines", lambda log: deadlines.run(log=log)),
     Benchmark("video", lambda log: video.run(log=log)),
+    Benchmark("review_queue", lambda log: review_queue.run(log=log)),
     Benchmark(
         "runtime_throughput",
         lambda log: {k: float(v) for k, v in runtime_throughput.run(log=log).items()},

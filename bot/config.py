@@ -257,6 +257,7 @@ class RuntimeConfig(BaseModel):
     max_attempts: int = 3  # technical failures before a request is `failed`
     retry_backoff_s: float = 60.0  # doubled per attempt
     review_ttl_h: float = 24.0  # review items expire to an abstention after this
+    escalation_ttl_h: float = 48.0  # an escalated item's new deadline, from its escalation
     per_user_hourly: int = 5
     global_hourly: int = 200
     reuse_days: int = 7  # a claim answered this recently is answered the same way

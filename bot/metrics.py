@@ -1,4 +1,6 @@
-"""Prometheus metrics read from the database at scrape time.
+"""Prometheus metrics read from the database at scrape time: counts by state from the request
+rows, and the decision and LLM figures from running totals kept as each decision is written
+(`storage.metric_totals`), so a scrape costs the same at any size of history.
 
 The bot's workers, the review app and cron runs are separate processes; counting in process
 memory would give each its own partial numbers. A custom collector that reads the request and
@@ -24,44 +26,21 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
+from sqlalchemy import func, literal_column, select
 
 from bot.summary import CLI_PLATFORM, poll_failing
+from storage import metric_totals, review_queue
 from storage.db import Database
-from storage.models import (
-    Cursor,
-    DecisionRow,
-    LLMCallRow,
-    RateBudgetRow,
-    Request,
-    RequestState,
-)
-
-# Stage latency buckets in seconds: LLM stages take seconds, research up to minutes.
-LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
-
-
-def guard_rule(problem: str) -> str:
-    """The stable rule name of a guard problem string (the part before the colon)."""
-    return problem.split(":", 1)[0].strip() or "unknown"
+from storage.metric_totals import LATENCY_BUCKETS, SEP
+from storage.models import Cursor, RateBudgetRow, Request, RequestState
 
 
 def guard_failures(traces: Iterator[dict[str, Any]]) -> Counter[str]:
     """Guard problems by rule over decision traces (every failed draft counts)."""
     counts: Counter[str] = Counter()
     for trace in traces:
-        for report in (trace or {}).get("guard") or []:
-            for problem in report.get("problems") or []:
-                counts[guard_rule(str(problem))] += 1
+        counts.update(metric_totals.guard_rules(trace))
     return counts
-
-
-def _histogram(values: list[float]) -> tuple[list[tuple[str, float]], float]:
-    buckets: list[tuple[str, float]] = []
-    for bound in LATENCY_BUCKETS:
-        buckets.append((repr(bound), float(sum(1 for v in values if v <= bound))))
-    buckets.append(("+Inf", float(len(values))))
-    return buckets, float(sum(values))
 
 
 class DatabaseCollector(Collector):
@@ -72,19 +51,15 @@ class DatabaseCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         with self.db.session() as session:
+            totals = metric_totals.read(session)
             yield from self._requests(session)
-            yield from self._decisions(session)
-            yield from self._llm(session)
+            yield from self._decisions(totals)
+            yield from self._llm(totals)
             yield from self._platform(session)
 
     def _requests(self, session: Any) -> Iterator[Metric]:
-        states = dict(
-            session.execute(
-                select(Request.state, func.count())
-                .where(Request.platform != CLI_PLATFORM)
-                .group_by(Request.state)
-            ).all()
-        )
+        # From the state index, the check runs' few rows taken off: no scan of every request.
+        states = review_queue.state_counts(session, CLI_PLATFORM)
         requests = GaugeMetricFamily(
             "factnote_requests", "Requests by current state (outcome).", labels=["state"]
         )
@@ -110,50 +85,39 @@ class DatabaseCollector(Collector):
         )
         yield checks
 
-    def _decisions(self, session: Any) -> Iterator[Metric]:
+    def _decisions(self, totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
         decisions = CounterMetricFamily(
             "factnote_decisions", "Pipeline decisions by status.", labels=["status"]
         )
-        for status, count in session.execute(
-            select(DecisionRow.status, func.count())
-            .join(Request, DecisionRow.request_id == Request.id)
-            .where(Request.platform != CLI_PLATFORM)
-            .group_by(DecisionRow.status)
-        ):
-            decisions.add_metric([status], float(count))
+        for status, count in sorted(totals.get("decisions", {}).items()):
+            decisions.add_metric([status], count)
         yield decisions
 
-        timings: dict[str, list[float]] = {}
-        traces: list[dict[str, Any]] = []
-        for timing, trace in session.execute(
-            select(DecisionRow.timings, DecisionRow.trace)
-            .join(Request, DecisionRow.request_id == Request.id)
-            .where(Request.platform != CLI_PLATFORM)
-        ):
-            for stage, seconds in (timing or {}).items():
-                if isinstance(seconds, int | float):
-                    timings.setdefault(stage, []).append(float(seconds))
-            traces.append(trace or {})
         latency = HistogramMetricFamily(
             "factnote_stage_latency_seconds",
             "Pipeline stage durations from decision timings.",
             labels=["stage"],
         )
-        for stage in sorted(timings):
-            buckets, total = _histogram(timings[stage])
-            latency.add_metric([stage], buckets, total)
+        buckets = totals.get("stage_bucket", {})
+        sums = totals.get("stage_sum", {})
+        for stage, count in sorted(totals.get("stage_count", {}).items()):
+            cumulative = [
+                (repr(bound), buckets.get(f"{stage}{SEP}{bound!r}", 0.0))
+                for bound in LATENCY_BUCKETS
+            ]
+            latency.add_metric([stage], [*cumulative, ("+Inf", count)], sums.get(stage, 0.0))
         yield latency
 
         guard = CounterMetricFamily(
             "factnote_guard_failures",
-            "Guard problems on drafts, by rule (from decision traces).",
+            "Guard problems on drafts, by rule (counted as each decision is written).",
             labels=["rule"],
         )
-        for rule, count in sorted(guard_failures(iter(traces)).items()):
-            guard.add_metric([rule], float(count))
+        for rule, count in sorted(totals.get("guard", {}).items()):
+            guard.add_metric([rule], count)
         yield guard
 
-    def _llm(self, session: Any) -> Iterator[Metric]:
+    def _llm(self, totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
         tokens = CounterMetricFamily(
             "factnote_llm_tokens", "LLM tokens used.", labels=["model", "kind"]
         )
@@ -161,28 +125,15 @@ class DatabaseCollector(Collector):
         calls = CounterMetricFamily(
             "factnote_llm_calls", "LLM calls by outcome.", labels=["model", "ok"]
         )
-        per_model = session.execute(
-            select(
-                LLMCallRow.model,
-                LLMCallRow.ok,
-                func.count(),
-                func.coalesce(func.sum(LLMCallRow.prompt_tokens), 0),
-                func.coalesce(func.sum(LLMCallRow.completion_tokens), 0),
-                func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0),
-            ).group_by(LLMCallRow.model, LLMCallRow.ok)
-        ).all()
-        prompt: Counter[str] = Counter()
-        completion: Counter[str] = Counter()
-        spent: dict[str, float] = {}
-        for model, ok, count, p_tokens, c_tokens, usd in per_model:
-            calls.add_metric([model, "true" if ok else "false"], float(count))
-            prompt[model] += int(p_tokens)
-            completion[model] += int(c_tokens)
-            spent[model] = spent.get(model, 0.0) + float(usd)
-        for model in sorted(spent):
-            tokens.add_metric([model, "prompt"], float(prompt[model]))
-            tokens.add_metric([model, "completion"], float(completion[model]))
-            cost.add_metric([model], spent[model])
+        for label, count in sorted(totals.get("llm_calls", {}).items()):
+            model, _, ok = label.partition(SEP)
+            calls.add_metric([model, ok], count)
+        prompt = totals.get("llm_prompt", {})
+        completion = totals.get("llm_completion", {})
+        for model, usd in sorted(totals.get("llm_cost", {}).items()):
+            tokens.add_metric([model, "prompt"], prompt.get(model, 0.0))
+            tokens.add_metric([model, "completion"], completion.get(model, 0.0))
+            cost.add_metric([model], usd)
         yield tokens
         yield cost
         yield calls
@@ -212,7 +163,8 @@ class DatabaseCollector(Collector):
         )
         for platform, count in session.execute(
             select(Request.platform, func.count())
-            .where(Request.post_attempts > 0, Request.last_error.is_not(None))
+            # Literal terms, as the partial index `ix_requests_post_errors` spells them.
+            .where(Request.post_attempts > literal_column("0"), Request.last_error.is_not(None))
             .group_by(Request.platform)
         ):
             posting.add_metric([platform], float(count))

@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from bot import platforms
+from bot import platforms, summary
 from bot.config import Settings
 from storage.db import Database
 from storage.models import PostingPause, Request, RequestState, SettingChange, SettingOverride
@@ -216,7 +216,7 @@ def parse_or_none(key: str, raw: Any) -> Any:
 # --- The kill switch -----------------------------------------------------------------------
 
 ALL_PLATFORMS = "*"
-HELD = "held: "  # how a held request's last_error starts
+HELD = summary.HELD  # how a held request's last_error starts
 
 
 def _pause_key(platform: str) -> str:
@@ -379,17 +379,20 @@ def mode_overrides() -> tuple[ScalarSelect[Any], ScalarSelect[Any]]:
 
 
 def held_count(db: Database) -> dict[str, int]:
-    """Replies waiting in `posting` because a switch held them, per platform."""
+    """Replies waiting in `posting` on a platform the switch holds now, per platform: read
+    from the posting state and the switch, so a pause counts its held replies at once, not
+    only once the next posting pass has marked them."""
     with db.session() as session:
         rows = session.execute(
             select(Request.platform, func.count())
-            .where(
-                Request.state == RequestState.POSTING.value,
-                Request.last_error.like(f"{HELD}%"),
-            )
+            .where(Request.state == RequestState.POSTING.value)
             .group_by(Request.platform)
         ).all()
-    return {platform: int(count) for platform, count in rows}
+        return {
+            platform: int(count)
+            for platform, count in rows
+            if posting_hold_in(session, platform) is not None
+        }
 
 
 def changes(db: Database, limit: int = 50) -> list[SettingChange]:

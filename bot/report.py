@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +22,16 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from sqlalchemy import select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import Session, defer, selectinload
 
-from bot.metrics import guard_failures, guard_rule
+from bot.report_batches import BATCH, Merged, filled_days
 from bot.report_detail import (
     Drill,
     ModeratorStats,
     PostedReply,
     RequestRow,
     anchor,
+    duration,
     moderators,
     posted_replies,
     request_rows,
@@ -40,6 +41,7 @@ from bot.report_notes import NotesSummary, notes_summary
 from bot.summary import CLI_PLATFORM
 from pipeline.records import TIER_RANK, Tier, utcnow
 from storage.db import Database
+from storage.metric_totals import guard_rule, guard_rules
 from storage.models import DecisionRow, Request, RequestEvent, RequestState, ReviewAction
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -163,48 +165,95 @@ def agreement_of(actions: list[ReviewAction]) -> str | None:
 
 
 def collect(db: Database, since: datetime | None = None, now: datetime | None = None) -> ReportData:
+    """The report's figures, read a batch of requests at a time (`bot.report_batches`)."""
     generated = now or utcnow()
+    merged: Merged | None = None
+    checks = ChecksSummary()
     with db.session() as session:
-        stmt = (
-            select(Request)
-            .options(
-                selectinload(Request.decisions).selectinload(DecisionRow.evidence),
-            )
-            .order_by(Request.id)
+        after = 0
+        while True:
+            requests = _batch(session, after, since)
+            if not requests:
+                break
+            after = requests[-1].id
+            part, cli = _summarise_batch(session, requests, since, generated)
+            if merged is None:
+                merged = Merged(part)
+            else:
+                merged.add(part)
+            checks.total += len(cli.rows)
+            checks.states.update(cli.states)
+            checks.cost += cli.cost
+            checks.rows.extend(cli.rows)
+            session.expunge_all()  # the batch's rows go; only the figures stay
+        if merged is None:
+            merged = Merged(_summarise([], {}, since, generated, {}, {}))
+        groups = [(label, tuple(s.value for s in states)) for label, states in OUTCOMES]
+        data = merged.finish(groups)
+        data.tiers = Counter(
+            dict(sorted(data.tiers.items(), key=lambda kv: TIER_RANK.get(Tier(kv[0]), 9)))
         )
-        if since is not None:
-            stmt = stmt.where(Request.created_at >= since)
-        requests = list(session.scalars(stmt))
-        ids = [r.id for r in requests]
-        actions: dict[int, list[ReviewAction]] = {}
-        if ids:
-            for action in session.scalars(
-                select(ReviewAction)
-                .where(ReviewAction.request_id.in_(ids))
-                .order_by(ReviewAction.id)
-            ):
-                actions.setdefault(action.request_id, []).append(action)
-        entered: dict[int, list[datetime]] = {}
-        if ids:
-            for request_id, at in session.execute(
-                select(RequestEvent.request_id, RequestEvent.at).where(
-                    RequestEvent.request_id.in_(ids),
-                    RequestEvent.to_state == RequestState.AWAITING_REVIEW.value,
-                )
-            ):
-                entered.setdefault(request_id, []).append(at)
-        bot = [r for r in requests if r.platform != CLI_PLATFORM]
-        data = _summarise(bot, actions, since, generated, entered)
-        checks = [r for r in requests if r.platform == CLI_PLATFORM]
-        data.checks = ChecksSummary(
-            total=len(checks),
-            states=Counter(r.state for r in checks),
-            cost=sum(d.cost_usd for r in checks for d in r.decisions),
-            rows=request_rows(checks, actions),
-        )
+        data.checks = checks
         data.notes = notes_summary(session, since, data.drill)
-        data.transitions = transitions(session, [r.id for r in bot], data.drill)
         return data
+
+
+def _batch(session: Session, after: int, since: datetime | None) -> list[Request]:
+    """The next requests after id `after`, with their decisions (no traces) and evidence."""
+    stmt = (
+        select(Request)
+        .options(
+            defer(Request.summons),
+            selectinload(Request.decisions).options(
+                defer(DecisionRow.trace), selectinload(DecisionRow.evidence)
+            ),
+        )
+        .where(Request.id > after)
+        .order_by(Request.id)
+        .limit(BATCH)
+    )
+    if since is not None:
+        stmt = stmt.where(Request.created_at >= since)
+    return list(session.scalars(stmt))
+
+
+def _summarise_batch(
+    session: Session, requests: list[Request], since: datetime | None, generated: datetime
+) -> tuple[ReportData, ChecksSummary]:
+    ids = [r.id for r in requests]
+    actions: dict[int, list[ReviewAction]] = {}
+    for action in session.scalars(
+        select(ReviewAction).where(ReviewAction.request_id.in_(ids)).order_by(ReviewAction.id)
+    ):
+        actions.setdefault(action.request_id, []).append(action)
+    entered: dict[int, list[datetime]] = {}
+    for request_id, at in session.execute(
+        select(RequestEvent.request_id, RequestEvent.at).where(
+            RequestEvent.request_id.in_(ids),
+            RequestEvent.to_state == RequestState.AWAITING_REVIEW.value,
+        )
+    ):
+        entered.setdefault(request_id, []).append(at)
+    # Only the guard reports of each trace, extracted in SQL: a trace is tens of kB.
+    guard = {
+        decision_id: reports or []
+        for decision_id, reports in session.execute(
+            select(DecisionRow.id, DecisionRow.trace["guard"]).where(
+                DecisionRow.request_id.in_(ids)
+            )
+        )
+    }
+    bot = [r for r in requests if r.platform != CLI_PLATFORM]
+    data = _summarise(bot, actions, since, generated, entered, guard)
+    data.transitions = transitions(session, [r.id for r in bot], data.drill)
+    cli = [r for r in requests if r.platform == CLI_PLATFORM]
+    checks = ChecksSummary(
+        total=len(cli),
+        states=Counter(r.state for r in cli),
+        cost=sum(d.cost_usd for r in cli for d in r.decisions),
+        rows=request_rows(cli, actions),
+    )
+    return data, checks
 
 
 @dataclass
@@ -219,7 +268,7 @@ class _Spend:
     guard: Counter[str] = field(default_factory=Counter)
 
 
-def _spend(requests: list[Request], drill: Drill) -> _Spend:
+def _spend(requests: list[Request], drill: Drill, guard: dict[int, list[Any]]) -> _Spend:
     spend = _Spend()
     for request in requests:
         for decision in request.decisions:  # every run costs, and every draft meets the guard
@@ -230,7 +279,7 @@ def _spend(requests: list[Request], drill: Drill) -> _Spend:
             total = (decision.timings or {}).get("total")
             if isinstance(total, int | float):
                 spend.latencies.append(float(total))
-            rules = guard_failures(iter([decision.trace or {}]))
+            rules = guard_rules({"guard": guard.get(decision.id) or []})
             spend.guard.update(rules)
             for rule in rules:
                 drill.add(f"guard:{rule}", request.id)
@@ -304,13 +353,7 @@ def _volume(requests: list[Request], drill: Drill) -> list[tuple[date, int]]:
         day = request.created_at.date()
         days[day] += 1
         drill.add(f"day:{day.isoformat()}", request.id)
-    volume: list[tuple[date, int]] = []
-    if days:
-        day, end = min(days), max(days)
-        while day <= end:
-            volume.append((day, days.get(day, 0)))
-            day += timedelta(days=1)
-    return volume
+    return filled_days(days)
 
 
 def _states(requests: list[Request], drill: Drill) -> tuple[Counter[str], Counter[str]]:
@@ -336,12 +379,13 @@ def _summarise(
     since: datetime | None,
     generated: datetime,
     entered_review: dict[int, list[datetime]],
+    guard: dict[int, list[Any]],
 ) -> ReportData:
     drill = Drill()
     ids = {r.id for r in requests}
     mine = {i: a for i, a in actions.items() if i in ids}
     states, skips = _states(requests, drill)
-    spend = _spend(requests, drill)
+    spend = _spend(requests, drill, guard)
     out = _outcomes(requests, drill)
     agreement, rejected = _moderation(mine, drill)
     created = [r.created_at for r in requests]
@@ -512,18 +556,9 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def duration(seconds: float | None) -> str:
-    """Seconds as people read a wait: "45 s", "12 min", "3.5 h"; "-" when there is none."""
-    if seconds is None:
-        return "-"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def render_html(data: ReportData) -> str:
+def render_chunks(data: ReportData) -> Iterator[str]:
+    """The page in pieces, as Jinja renders it: written out as they come, the page of a long
+    history is never held whole in memory."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,  # reasons, domains and requester names are data
@@ -539,7 +574,11 @@ def render_html(data: ReportData) -> str:
     }
     env.globals["anchor"] = anchor
     env.filters["duration"] = duration
-    return env.get_template("report.html").render(data=data, stats=stats)
+    return env.get_template("report.html").generate(data=data, stats=stats)
+
+
+def render_html(data: ReportData) -> str:
+    return "".join(render_chunks(data))
 
 
 def write_report(db: Database, out_dir: Path, since: datetime | None = None) -> Path:
@@ -547,5 +586,6 @@ def write_report(db: Database, out_dir: Path, since: datetime | None = None) -> 
     data = collect(db, since)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "index.html"
-    path.write_text(render_html(data), encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        out.writelines(render_chunks(data))
     return path

@@ -229,3 +229,14 @@ def transitions(session: Session, request_ids: Sequence[int], drill: Drill) -> C
         counts[label] += 1
         drill.add(f"transition:{label}", request_id)
     return counts
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds as people read a wait: "45 s", "12 min", "3.5 h"; "-" when there is none."""
+    if seconds is None:
+        return "-"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

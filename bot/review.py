@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from sqlalchemy import select
@@ -42,7 +42,11 @@ REJECT_REASONS = (
     "other",
 )
 # Actions only a senior moderator (or an admin) may take on an escalated item.
-SENIOR_ACTIONS = frozenset({"approve", "reject"})
+# An escalated item's text is the senior's to change as well as to decide: a moderator's edit
+# after escalation would have the senior approve words they were not asked about.
+SENIOR_ACTIONS = frozenset({"approve", "reject", "edit"})
+# Hours an escalated item waits for a senior before it expires (`[runtime] escalation_ttl_h`).
+ESCALATION_TTL_H = 48.0
 
 
 class ReviewError(Exception):
@@ -63,19 +67,6 @@ class Reviewer:
 
 def reviewer_of(actor: str | Reviewer) -> Reviewer:
     return actor if isinstance(actor, Reviewer) else Reviewer(actor)
-
-
-def pending(db: Database, *, oldest_first: bool = True, limit: int = 100) -> list[Request]:
-    order = Request.created_at.asc() if oldest_first else Request.created_at.desc()
-    with db.session() as session:
-        return list(
-            session.scalars(
-                select(Request)
-                .where(Request.state == RequestState.AWAITING_REVIEW.value)
-                .order_by(order, Request.id)
-                .limit(limit)
-            )
-        )
 
 
 def history(session: Session, request_id: int) -> list[ReviewAction]:
@@ -232,9 +223,17 @@ def reject(
     _refuse(db, request_id, who, "reject", refusal)
 
 
-def escalate(db: Database, request_id: int, actor: str | Reviewer, note: str = "") -> None:
-    """Flag for a senior moderator: the item stays in the queue, its deadline is lifted, its
-    claim ends, and from now on only a senior moderator or an admin approves or rejects it."""
+def escalate(
+    db: Database,
+    request_id: int,
+    actor: str | Reviewer,
+    note: str = "",
+    *,
+    ttl_h: float = ESCALATION_TTL_H,
+) -> None:
+    """Flag for a senior moderator: the item stays in the queue with a new deadline `ttl_h`
+    hours away (it expires to an abstention then, as any review item does), its claim ends,
+    and from now on only a senior moderator or an admin edits, approves or rejects it."""
     who = reviewer_of(actor)
     with db.transaction() as session:
         request = _awaiting(session, request_id)
@@ -243,7 +242,7 @@ def escalate(db: Database, request_id: int, actor: str | Reviewer, note: str = "
         refusal = _refusal(request, who, "escalate")
         if refusal is None:
             _log(session, request_id, who.name, "escalate", note=note)
-            request.review_deadline = None
+            request.review_deadline = utcnow() + timedelta(hours=ttl_h)
             request.reason = f"escalated by {who.name}" + (f": {note}" if note else "")
             request.escalated_by = who.name
             request.escalated_at = utcnow()

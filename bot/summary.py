@@ -13,7 +13,11 @@ from sqlalchemy import func, select
 
 from pipeline.records import utcnow
 from storage.db import Database
-from storage.models import Cursor, RateBudgetRow, Request
+from storage.models import Cursor, RateBudgetRow, Request, RequestState
+
+# How a held request's last_error starts (`bot.overrides.HELD`; spelt here, as the overrides
+# module imports the settings and this one is read by every `status`).
+HELD = "held: "
 
 # The platform of the request rows `factnote check` writes (storage.repositories).
 CLI_PLATFORM = "cli"
@@ -24,6 +28,8 @@ class Overview:
     by_state: dict[str, int] = field(default_factory=dict)
     needs_llm: list[tuple[int, str]] = field(default_factory=list)  # (request id, summons id)
     recent_errors: list[tuple[int, str]] = field(default_factory=list)
+    # Replies the kill switch holds (a deliberate pause, not an error), with why.
+    held: list[tuple[int, str]] = field(default_factory=list)
     polls: list[Cursor] = field(default_factory=list)
     budgets: list[RateBudgetRow] = field(default_factory=list)
     cli_checks: int = 0  # `factnote check` runs, not in by_state
@@ -59,8 +65,21 @@ def overview(db: Database) -> Overview:
         )
         errors = session.execute(
             select(Request.id, Request.last_error)
-            .where(Request.last_error.is_not(None), Request.updated_at >= hour_ago)
+            .where(
+                Request.last_error.is_not(None),
+                Request.last_error.not_like(f"{HELD}%"),
+                Request.updated_at >= hour_ago,
+            )
             .order_by(Request.id.desc())
+            .limit(20)
+        ).all()
+        held = session.execute(
+            select(Request.id, Request.last_error)
+            .where(
+                Request.state == RequestState.POSTING.value,
+                Request.last_error.like(f"{HELD}%"),
+            )
+            .order_by(Request.id)
             .limit(20)
         ).all()
         polls = list(session.scalars(select(Cursor).order_by(Cursor.adapter)))
@@ -69,6 +88,7 @@ def overview(db: Database) -> Overview:
         by_state={state: count for state, count in rows},
         needs_llm=[(i, s) for i, s in needs],
         recent_errors=[(i, e or "") for i, e in errors],
+        held=[(i, (e or "").removeprefix(HELD)) for i, e in held],
         polls=polls,
         budgets=budgets,
         cli_checks=int(checks or 0),

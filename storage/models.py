@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
     true,
 )
 from sqlalchemy.engine import Dialect
@@ -100,6 +101,15 @@ class Request(Base):
         Index("ix_requests_reply_text", "reply_text", postgresql_using="hash"),
         Index("ix_requests_created", "created_at"),
         Index("ix_requests_requester_created", "requester", "created_at"),
+        # The review queue's order (storage/review_queue.py) and `/metrics`' posting errors: a
+        # few rows each, read without scanning every request ever taken in.
+        Index("ix_requests_state_created", "state", "created_at", "id"),
+        Index(
+            "ix_requests_post_errors",
+            "platform",
+            sqlite_where=text("post_attempts > 0 AND last_error IS NOT NULL"),
+            postgresql_where=text("post_attempts > 0 AND last_error IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -145,6 +155,10 @@ class DecisionRow(Base):
     """One run of the pipeline on a request. A retried request may have several."""
 
     __tablename__ = "decisions"
+
+    # A request's latest decision and its verdict, read from the index alone (the review
+    # queue's and the decisions log's verdict filters): a decision row carries its trace.
+    __table_args__ = (Index("ix_decisions_request_latest", "request_id", "id", "verdict"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     request_id: Mapped[int] = mapped_column(ForeignKey("requests.id"), index=True)
@@ -540,3 +554,15 @@ class ClaimSyncSource(Base):
     imported: Mapped[int] = mapped_column(Integer, default=0)  # reviews new or updated, ever
     last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class MetricTotal(Base):
+    """A running total behind `/metrics` (storage/metric_totals.py): added to in the
+    transaction that writes each decision, so a scrape reads a few dozen rows instead of every
+    decision's timings and trace."""
+
+    __tablename__ = "metric_totals"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    label: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[float] = mapped_column(Float, default=0.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, insert, select
@@ -11,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from pipeline.records import Decision, Document, LLMCall, Passage, Post
+from storage import metric_totals
 from storage.db import Database
 from storage.mapping import row_values, to_row
 from storage.models import DecisionRow, DocumentRow, EvidenceRow, LLMCallRow, Request
@@ -82,12 +85,14 @@ def create_cli_request(session: Session, post: Post) -> Request:
 def add_decision(session: Session, request: Request, decision: Decision) -> DecisionRow:
     """Persist a decision with its ordered evidence, its LLM calls and its trace, as ORM rows
     (for callers that go on with the row; `insert_decision` writes the same without them)."""
-    row = DecisionRow(**_decision_values(request.id, decision))
+    values = _decision_values(request.id, decision)
+    row = DecisionRow(**values)
     row.evidence = [to_row(EvidenceRow, ev, position=i) for i, ev in enumerate(decision.evidence)]
     row.llm_calls = [to_row(LLMCallRow, call) for call in decision.trace.llm_calls]
     session.add(row)
     _add_snapshots(session, decision)
     session.flush()
+    _add_totals(session, request.platform, values, decision)
     return row
 
 
@@ -95,9 +100,8 @@ def insert_decision(session: Session, request_id: int, decision: Decision) -> in
     """`add_decision` in Core inserts, no ORM row built or flushed (the worker's record of
     every request, issue 12): the decision (its id returned), then its evidence and LLM calls
     in one statement each. Returns the decision's id."""
-    decision_id = int(
-        session.execute(_DECISION_INSERT, _decision_values(request_id, decision)).scalar_one()
-    )
+    values = _decision_values(request_id, decision)
+    decision_id = int(session.execute(_DECISION_INSERT, values).scalar_one())
     evidence = [
         {**row_values(EvidenceRow, ev), "position": i, "decision_id": decision_id}
         for i, ev in enumerate(decision.evidence)
@@ -110,7 +114,62 @@ def insert_decision(session: Session, request_id: int, decision: Decision) -> in
         if rows:
             session.execute(insert(cast(Table, table)), rows)
     _add_snapshots(session, decision)
+    platform = session.scalar(select(Request.platform).where(Request.id == request_id))
+    _add_totals(session, platform or "", values, decision)
     return decision_id
+
+
+def _add_totals(
+    session: Session, platform: str, values: dict[str, Any], decision: Decision
+) -> None:
+    """The decision's share of `/metrics`' running totals, in the same transaction."""
+    metric_totals.add(
+        session,
+        metric_totals.decision_totals(
+            platform=platform,
+            status=str(values["status"]),
+            timings=values.get("timings"),
+            trace=values["trace"],
+            calls=[row_values(LLMCallRow, call) for call in decision.trace.llm_calls],
+        ),
+    )
+
+
+def insert_decisions(session: Session, decisions: Sequence[tuple[int, str, Decision]]) -> None:
+    """Many decisions at once, as (request id, its platform, decision): the rows
+    `insert_decision` writes, each table in one statement, the running totals added once
+    (bulk imports; the review queue benchmark seeds its 110,000 decisions with it). Page
+    snapshots are not written: store the documents first where they matter."""
+    if not decisions:
+        return
+    values = [_decision_values(request_id, decision) for request_id, _, decision in decisions]
+    table = cast(Table, DecisionRow.__table__)
+    ids = session.execute(
+        insert(table).returning(table.c.id, sort_by_parameter_order=True), values
+    ).scalars()
+    evidence: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    totals: defaultdict[metric_totals.Key, float] = defaultdict(float)
+    for decision_id, row, (_, platform, decision) in zip(ids, values, decisions, strict=True):
+        evidence += [
+            {**row_values(EvidenceRow, ev), "position": i, "decision_id": decision_id}
+            for i, ev in enumerate(decision.evidence)
+        ]
+        own = [row_values(LLMCallRow, call) for call in decision.trace.llm_calls]
+        calls += [{**call, "decision_id": decision_id} for call in own]
+        one = metric_totals.decision_totals(
+            platform=platform,
+            status=str(row["status"]),
+            timings=row.get("timings"),
+            trace=row["trace"],
+            calls=own,
+        )
+        for key, value in one.items():
+            totals[key] += value
+    for target, rows in ((EvidenceRow.__table__, evidence), (LLMCallRow.__table__, calls)):
+        if rows:
+            session.execute(insert(cast(Table, target)), rows)
+    metric_totals.add(session, totals)
 
 
 _DECISION_INSERT = insert(cast(Table, DecisionRow.__table__)).returning(DecisionRow.__table__.c.id)

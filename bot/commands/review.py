@@ -23,6 +23,8 @@ from bot.commands.output import fail
 from bot.config import Settings
 from bot.posting import post_one
 from bot.review import Reviewer
+from pipeline.records import utcnow
+from storage import review_queue
 from storage.db import Database
 from storage.models import Request
 from storage.repositories import latest_decision
@@ -80,54 +82,74 @@ def _iso(value: datetime | None) -> str | None:
 def list_(
     ctx: typer.Context,
     newest_first: bool = typer.Option(False, "--newest-first"),
+    page: int = typer.Option(1, "--page", min=1, help="Which page of the queue."),
+    per_page: int = typer.Option(
+        review_queue.PER_PAGE, "--per-page", min=1, max=1000, help="Items per page."
+    ),
     json_: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Items awaiting review, oldest first."""
+    """Items awaiting review, oldest first, one page at a time; says how many there are."""
     db = _db(ctx)
-    items = review.pending(db, oldest_first=not newest_first)
-    db.dispose()
+    flt = review_queue.QueueFilter(order="newest" if newest_first else "oldest")
+    try:
+        with db.session() as session:
+            found = review_queue.queue_page(session, flt, utcnow(), page=page, per_page=per_page)
+    finally:
+        db.dispose()
     if json_:
-        typer.echo(
-            json.dumps(
-                [
-                    {
-                        "id": r.id,
-                        "platform": r.platform,
-                        "requester": r.requester,
-                        "draft": r.reply_text,
-                        "deadline": _iso(r.review_deadline),
-                        "escalated_by": r.escalated_by,
-                        "claimed_by": r.claimed_by,
-                    }
-                    for r in items
-                ],
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        typer.echo(json.dumps(_page_json(found), ensure_ascii=False, indent=2))
         return
     table = Table("id", "platform", "requester", "deadline", "who")
-    for r in items:
-        deadline = r.review_deadline.isoformat(timespec="minutes") if r.review_deadline else "-"
+    for it in found.items:
+        deadline = it.deadline.isoformat(timespec="minutes") if it.deadline else "-"
         who = ", ".join(
             part
             for part in (
-                f"escalated by {r.escalated_by}" if r.escalated_by else "",
-                f"claimed by {r.claimed_by}" if r.claimed_by else "",
+                f"escalated by {it.escalated_by}" if it.escalated_by else "",
+                f"claimed by {it.claimed_by}" if it.claimed_by else "",
             )
             if part
         )
-        table.add_row(
-            str(r.id),
-            r.platform,
-            Text(r.requester),
-            deadline,
-            Text(who or "-"),
-        )
+        table.add_row(str(it.id), it.platform, Text(it.requester), deadline, Text(who or "-"))
     console = Console(highlight=False)
     console.print(table)
-    for r in items:  # drafts hold URLs: a line each, never cut or wrapped by the table
-        console.print(Text(f"#{r.id} draft: {r.reply_text or ''}"), soft_wrap=True)
+    for it in found.items:  # drafts hold URLs: a line each, never cut or wrapped by the table
+        console.print(Text(f"#{it.id} draft: {it.draft}"), soft_wrap=True)
+    typer.echo(_page_line(found))
+
+
+def _page_line(found: review_queue.QueuePage) -> str:
+    """The true total, and how to see the rest: a list is never silently cut."""
+    if not found.total:
+        return "Nothing awaiting review."
+    line = (
+        f"Items {found.first}-{found.last} of {found.total} awaiting review"
+        f" (page {found.page} of {found.pages})"
+    )
+    if found.page < found.pages:
+        line += f"; next: --page {found.page + 1}"
+    return line + "."
+
+
+def _page_json(found: review_queue.QueuePage) -> dict[str, Any]:
+    return {
+        "total": found.total,
+        "page": found.page,
+        "pages": found.pages,
+        "per_page": found.per_page,
+        "items": [
+            {
+                "id": it.id,
+                "platform": it.platform,
+                "requester": it.requester,
+                "draft": it.draft,
+                "deadline": _iso(it.deadline),
+                "escalated_by": it.escalated_by,
+                "claimed_by": it.claimed_by,
+            }
+            for it in found.items
+        ],
+    }
 
 
 def _item(session: Any, request: Request) -> dict[str, Any]:
@@ -284,10 +306,13 @@ def escalate(
     note: str = typer.Option("", "--note"),
     actor: str = typer.Option(..., "--as", help=AS_HELP),
 ) -> None:
-    """Flag for a senior moderator: only a senior moderator or an admin decides it now."""
+    """Flag for a senior moderator: only a senior moderator or an admin edits or decides it
+    now, before its new deadline (`[runtime] escalation_ttl_h`)."""
+    settings: Settings = ctx.obj
+    ttl_h = settings.runtime.escalation_ttl_h
     with _acting_as(ctx, actor) as (db, who):
-        review.escalate(db, request_id, who, note)
-    typer.echo(f"escalated #{request_id}")
+        review.escalate(db, request_id, who, note, ttl_h=ttl_h)
+    typer.echo(f"escalated #{request_id}: a senior decides it within {ttl_h:g} h or it expires")
 
 
 @app.command("claim")

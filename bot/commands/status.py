@@ -70,6 +70,7 @@ def status_command(
                         for b in view.budgets
                     ],
                     "errors_last_hour": [{"request": i, "error": e} for i, e in view.recent_errors],
+                    "held": [{"request": i, "why": w} for i, w in view.held],
                     "community_notes": notes.as_json(),
                 },
                 indent=2,
@@ -124,4 +125,6 @@ def print_overview(view: Overview, settings: Settings) -> None:
         )
     for request_id, error in view.recent_errors:
         console.print(Text(f"error in the last hour, request #{request_id}: {error}"))
+    for request_id, why in view.held:
+        console.print(Text(f"held by the kill switch (not an error), request #{request_id}: {why}"))
     console.print(Text(f"mode: {settings.mode}; audit data: {shown_url(settings.database_url)}"))

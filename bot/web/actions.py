@@ -51,8 +51,8 @@ def reject(db: Database, request_id: int, who: Reviewer, reason: str, note: str)
     review.reject(db, request_id, who, reason, note.strip())
 
 
-def escalate(db: Database, request_id: int, who: Reviewer, note: str) -> None:
-    review.escalate(db, request_id, who, note.strip())
+def escalate(cfg: Settings, db: Database, request_id: int, who: Reviewer, note: str) -> None:
+    review.escalate(db, request_id, who, note.strip(), ttl_h=cfg.runtime.escalation_ttl_h)
 
 
 def edit(

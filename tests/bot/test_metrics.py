@@ -6,14 +6,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from alembic import command
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 
 from bot.config import load_settings
+from bot.metrics import guard_failures, registry_for, render
 from bot.web.app import create_app
 from pipeline.records import utcnow
-from storage.db import Database
+from storage import metric_totals
+from storage.db import Database, alembic_config
 from storage.models import Cursor, DecisionRow, LLMCallRow, RateBudgetRow, Request, RequestState
 from tests.bot.web.seed import Spec, seed, seed_bot_request_and_check_run
 
@@ -126,3 +129,58 @@ def test_check_runs_are_counted_apart_from_bot_requests(db: Database, client: Te
     assert samples[("factnote_requests", (("state", "processing"),))] == 0
     assert samples[("factnote_decisions_total", (("status", "reply"),))] == 1
     assert ("factnote_decisions_total", (("status", "needs_llm"),)) not in samples
+
+
+def test_totals_kept_as_decisions_are_written_match_a_count_of_the_rows(
+    main_db: Database,
+) -> None:
+    """On SQLite and PostgreSQL (each its own upsert): the scrape reads running totals, and
+    they agree with counting every decision's timings and trace."""
+    seed(main_db)
+    seed_bot_request_and_check_run(main_db)
+    with main_db.session() as session:
+        decisions = session.execute(
+            select(DecisionRow.status, DecisionRow.timings, DecisionRow.trace)
+            .join(Request, Request.id == DecisionRow.request_id)
+            .where(Request.platform != "cli")
+        ).all()
+    registry = registry_for(main_db)
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(render(registry).decode())
+        for s in family.samples
+    }
+    statuses = Counter(status for status, _, _ in decisions)
+    for status, count in statuses.items():
+        assert samples[("factnote_decisions_total", (("status", status),))] == count
+    rules = guard_failures(iter(trace for _, _, trace in decisions))
+    assert rules  # the seed has failed drafts
+    for rule, count in rules.items():
+        assert samples[("factnote_guard_failures_total", (("rule", rule),))] == count
+    research = [t["research"] for _, t, _ in decisions if "research" in t]
+    assert samples[("factnote_stage_latency_seconds_count", (("stage", "research"),))] == len(
+        research
+    )
+    assert samples[("factnote_stage_latency_seconds_sum", (("stage", "research"),))] == (
+        pytest.approx(sum(research))
+    )
+
+
+def test_the_migration_fills_the_totals_from_the_decisions_already_stored(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    db = Database(url)
+    seed(db)
+    seed_bot_request_and_check_run(db)
+    with db.session() as session:
+        live = metric_totals.read(session)
+    db.dispose()
+    command.downgrade(alembic_config(url), "0013")  # as a database from before the totals
+    again = Database(url)  # migrates to head: the totals are counted from the rows
+    with again.session() as session:
+        backfilled = metric_totals.read(session)
+    again.dispose()
+    assert backfilled.keys() == live.keys()
+    for name, labels in live.items():
+        assert backfilled[name] == pytest.approx(labels)

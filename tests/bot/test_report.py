@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from bot import report as report_module
 from bot.cli import app
 from bot.report import abstain_category, agreement_of, collect, render_html
 from bot.report_detail import anchor, post_url, reply_url
@@ -333,3 +334,21 @@ def test_time_to_review_counts_from_the_request_s_move_into_review(db: Database)
     shown = figures(render_html(collect(db)))
     assert shown["moderator:admin_demo:median"] == "30 min"
     assert shown["moderator:mod_demo:median"] == "60 s"  # no event: from its arrival
+
+
+def test_figures_read_a_batch_at_a_time_equal_those_read_at_once(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report reads requests a batch at a time so that its memory does not grow with
+    history; merged, the batches give the very page one batch gives."""
+    world = seed(db)
+    with db.transaction() as session:
+        session.add(
+            ReviewAction(request_id=world.ids["review_x"], actor="mod_demo", action="escalate")
+        )
+    now = world.now + timedelta(hours=1)
+    whole = render_html(collect(db, now=now))
+    monkeypatch.setattr(report_module, "BATCH", 2)
+    batched = collect(db, now=now)
+    assert batched.total == len(world.ids)
+    assert render_html(batched) == whole

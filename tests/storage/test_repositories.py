@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import func, select
 
+from storage import metric_totals
 from storage.db import Database
 from storage.models import DecisionRow, EvidenceRow
 from storage.repositories import (
     SqlDocumentStore,
     create_cli_request,
     insert_decision,
+    insert_decisions,
     latest_decision,
 )
 from tests.storage.test_mapping import _decision, _not_defaults, _post
@@ -36,3 +39,26 @@ def test_a_decision_inserted_without_orm_rows_reads_back_as_the_same_decision(
         SqlDocumentStore(main_db).get(decision.documents[0].canonical_url)
         == (decision.documents[0])
     )
+
+
+def test_decisions_inserted_many_at_a_time_read_back_as_each_one_and_add_to_the_totals(
+    main_db: Database,
+) -> None:
+    decision = _decision()
+    with main_db.transaction() as session:
+        one = create_cli_request(session, _post()).id
+        request_ids = [create_cli_request(session, _post()).id for _ in range(3)]
+        insert_decision(session, one, decision)
+    with main_db.session() as session:
+        alone = metric_totals.read(session)
+    with main_db.transaction() as session:
+        insert_decisions(session, [(rid, "cli", decision) for rid in request_ids])
+    with main_db.session() as session:
+        for request_id in request_ids:
+            assert latest_decision(session, request_id) == decision.model_copy(
+                update={"documents": []}
+            )
+        totals = metric_totals.read(session)
+    assert totals.keys() == alone.keys()  # the LLM totals: a check run's calls count too
+    for name, labels in alone.items():
+        assert totals[name] == pytest.approx({k: 4 * v for k, v in labels.items()})

@@ -219,8 +219,12 @@ def reject(
 @router.post("/requests/{request_id}/escalate")
 def escalate(me: Moderator, request_id: int, note: str = Form("")) -> Response:
     def run() -> str:
-        actions.escalate(me.db, request_id, me.who, note)
-        return f"#{request_id} escalated: a senior moderator or an admin decides it."
+        cfg = me.ctx.effective()
+        actions.escalate(cfg, me.db, request_id, me.who, note)
+        return (
+            f"#{request_id} escalated: a senior moderator or an admin decides it within"
+            f" {cfg.runtime.escalation_ttl_h:g} h, or it expires."
+        )
 
     return _act(me, request_id, run, then_next=True)
 

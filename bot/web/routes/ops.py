@@ -1,9 +1,12 @@
-"""Open endpoints for operations: `/healthz` and `/metrics` (local or bearer token only)."""
+"""Open endpoints for operations: `/healthz`, `/metrics` (local or bearer token only) and the
+icon browsers ask for at `/favicon.ico` whatever the page links."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.responses import Response
@@ -13,6 +16,17 @@ from bot.web.context import Ctx
 from bot.web.security import bearer_matches, is_local_request
 
 router = APIRouter()
+
+
+FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.svg"
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon() -> FileResponse:
+    # An SVG under the name browsers try first: every browser the app supports draws it.
+    return FileResponse(
+        FAVICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
+    )
 
 
 @router.get("/healthz")

@@ -22,7 +22,13 @@ from tests.bot.web.conftest import (
 
 # Every route of the app, by who may use it. A route missing here fails
 # test_every_route_is_classified, so new pages cannot skip the permission tests.
-OPEN = {("GET", "/healthz"), ("GET", "/metrics"), ("GET", "/login"), ("POST", "/login")}
+OPEN = {
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+    ("GET", "/login"),
+    ("POST", "/login"),
+    ("GET", "/favicon.ico"),
+}
 ANY_SESSION = {("POST", "/logout")}
 # Our stored copies of post images: any signed-in user (the moderator pages embed them).
 SIGNED_IN_MEDIA = {("GET", "/images/{sha256}")}
@@ -31,6 +37,7 @@ MODERATOR_ROUTES = {
     ("GET", "/queue"),
     ("GET", "/queue/next"),
     ("POST", "/queue/bulk"),
+    ("POST", "/queue/quick"),
     ("GET", "/requests/{request_id}"),
     ("GET", "/requests/{request_id}/measure"),
     ("POST", "/requests/{request_id}/approve"),
@@ -102,6 +109,8 @@ def test_anonymous_is_sent_to_login_on_every_protected_route(app_env: AppEnv) ->
 def test_open_endpoints_need_no_login(app_env: AppEnv) -> None:
     client = app_env.client()
     assert client.get("/healthz").json() == {"status": "ok"}
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
     assert client.get("/login").status_code == 200
     # /metrics needs no login either, but only this machine may read it (test_metrics_access).
     assert app_env.client(client=("127.0.0.1", 50000)).get("/metrics").status_code == 200

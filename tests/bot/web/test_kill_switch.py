@@ -12,6 +12,7 @@ import pytest
 from bot import overrides, platforms
 from bot.config import load_settings
 from bot.posting import post_due
+from bot.summary import overview
 from storage.db import Database
 from storage.models import Request, RequestState, SettingChange
 from tests.bot.web.conftest import ADMIN, AppEnv, Session
@@ -130,3 +131,24 @@ def test_the_admins_global_mode_reaches_adapters_that_set_a_mode_in_the_file(
     overrides.clear_override(db, "mode", "admin_demo")
     assert overrides.apply_overrides(settings, db).adapter_mode("x") == "live"
     db.dispose()
+
+
+def test_held_replies_are_counted_at_once_and_status_does_not_call_them_errors(
+    app_env: AppEnv, admin: Session, moderator: Session
+) -> None:
+    rid = app_env.world.ids["review_local"]
+    admin.post("/admin/posting/pause", platform="local", note="bad replies")
+    moderator.post(f"/requests/{rid}/approve")
+    # Read from the posting state and the switch: no posting pass has marked it yet.
+    assert app_env.request(rid).last_error is None
+    assert overrides.held_count(app_env.db) == {"local": 1}
+    page = admin.client.get("/admin/posting").text
+    assert '<td data-label="Held replies" class="held">1</td>' in page
+    _make_due(app_env, rid)
+    _bot_posts(app_env)  # the pass marks it held
+    view = overview(app_env.db)
+    assert view.recent_errors == []
+    assert [i for i, _ in view.held] == [rid]
+    assert view.held[0][1].startswith("posting to local paused by admin_demo")
+    admin.post("/admin/posting/resume", platform="local")
+    assert overrides.held_count(app_env.db) == {}

@@ -6,8 +6,10 @@ labels, and the migration that turns old escalation labels into escalations."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import select
 
@@ -113,13 +115,14 @@ def test_approving_a_public_post_asks_first_and_a_file_post_does_not(
 # --- 2. Escalation is a gate -----------------------------------------------------------------
 
 
-def test_only_a_senior_moderator_or_an_admin_decides_an_escalated_item(
+def test_only_a_senior_moderator_or_an_admin_edits_or_decides_an_escalated_item(
     app_env: AppEnv, moderator: Session, senior: Session, admin: Session
 ) -> None:
     ids = app_env.world.ids
     x = _escalate(app_env, "review_x")
     page = moderator.client.get(f"/requests/{x}").text
     assert 'id="escalation-notice"' in page and 'id="approve"' not in page
+    assert 'id="draft-text"' not in page  # the text is the senior's to change now
     # Refused server-side whatever the page shows, and the refusal is in the history.
     assert moderator.post(f"/requests/{x}/approve", confirmed="yes").status_code == 303
     moderator.post(f"/requests/{x}/reject", reason="other")
@@ -135,11 +138,15 @@ def test_only_a_senior_moderator_or_an_admin_decides_an_escalated_item(
     ]
     assert "only a senior moderator or an admin" in refused[0].detail["why"]
     assert "approve refused" in moderator.client.get(f"/requests/{x}").text
-    # A plain edit is still a moderator's to make.
+    # A plain edit is refused as well: the senior approves the text that was escalated.
+    before = app_env.request(x).reply_text
     assert moderator.post(f"/requests/{x}/edit", text=text, then="save").status_code == 303
-    assert app_env.request(x).reply_text == text
-    # A senior moderator decides it; an admin decides another.
+    assert app_env.request(x).reply_text == before
+    assert [a.detail["tried"] for a in app_env.history(x) if a.action == "refused"][-1] == "edit"
+    # A senior moderator edits and decides it; an admin decides another.
     assert 'id="approve"' in senior.client.get(f"/requests/{x}").text
+    assert senior.post(f"/requests/{x}/edit", text=text, then="save").status_code == 303
+    assert app_env.request(x).reply_text == text
     senior.post(f"/requests/{x}/approve", confirmed="yes")
     assert app_env.request(x).state == RequestState.POSTING.value
     assert app_env.history(x)[-1].actor == SENIOR
@@ -298,3 +305,23 @@ def test_items_escalated_before_the_migration_stay_escalated(tmp_path: Path) -> 
         assert rows["s0"].escalated_by == "mod_demo" and rows["s0"].escalated_at is not None
         assert rows["s1"].escalated_by is None and rows["s2"].escalated_by is None
     db.dispose()
+
+
+def test_an_escalated_item_gets_its_own_deadline_shown_and_expires_after_it(
+    app_env: AppEnv, moderator: Session
+) -> None:
+    x = app_env.world.ids["review_x"]  # 30 h old: past its 24 h review deadline
+    assert moderator.post(f"/requests/{x}/escalate", note="needs a doctor").status_code == 303
+    row = app_env.request(x)
+    assert row.escalated_at is not None and row.review_deadline is not None
+    ttl = timedelta(hours=app_env.settings.runtime.escalation_ttl_h)
+    assert row.review_deadline - row.escalated_at == pytest.approx(ttl, abs=timedelta(seconds=5))
+    page = moderator.client.get(f"/requests/{x}").text
+    deadline = row.review_deadline.strftime("%Y-%m-%d %H:%M UTC")
+    assert f"a senior decides by {deadline} or it expires" in page
+    queue = moderator.client.get("/queue", params={"escalated": "only"}).text
+    assert deadline in queue
+    before = review.expire_overdue(app_env.db, now=row.review_deadline - timedelta(minutes=1))
+    assert x not in before  # the others, whose 24 h ran out first, are gone
+    assert review.expire_overdue(app_env.db, now=row.review_deadline + timedelta(minutes=1)) == [x]
+    assert app_env.request(x).state == RequestState.EXPIRED.value
