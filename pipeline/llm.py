@@ -475,23 +475,8 @@ class LLMClient:
                 )
                 return response.parse()
 
-        retrying = Retrying(
-            stop=stop_any(
-                stop_after_attempt(max(1, self._cfg.transient_retries)),
-                stop_at_deadline(deadline),
-            ),
-            wait=lambda state: min(self._wait(state), deadline.remaining()),
-            retry=retry_if_exception(_is_transient),
-            sleep=self._sleep,
-            before_sleep=lambda state: log.info(
-                "%s: transient LLM error, retrying: %s",
-                step,
-                state.outcome.exception() if state.outcome else None,
-            ),
-            reraise=True,
-        )
         try:
-            completion = retrying(once)
+            completion = self._retrying(step, deadline)(once)
         except openai.APIStatusError as err:
             raise LLMTransportError(
                 f"{step}: LLM endpoint answered HTTP {err.status_code} "
@@ -521,6 +506,25 @@ class LLMClient:
                 step=step,
             )
         return self._read(completion, messages, tally)
+
+    def _retrying(self, step: str, deadline: Deadline) -> Retrying:
+        """Transient errors are tried again while attempts and the call's deadline last; a
+        backoff wait is cut to the time left."""
+        return Retrying(
+            stop=stop_any(
+                stop_after_attempt(max(1, self._cfg.transient_retries)),
+                stop_at_deadline(deadline),
+            ),
+            wait=lambda state: min(self._wait(state), deadline.remaining()),
+            retry=retry_if_exception(_is_transient),
+            sleep=self._sleep,
+            before_sleep=lambda state: log.info(
+                "%s: transient LLM error, retrying: %s",
+                step,
+                state.outcome.exception() if state.outcome else None,
+            ),
+            reraise=True,
+        )
 
     def _read(self, completion: Any, messages: list[dict[str, Any]], tally: _Tally) -> Answer:
         choices = completion.choices

@@ -4,6 +4,8 @@ against an LLM endpoint that drips its answer one byte at a time (testing/fakes)
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import select
 
 from bot.config import Settings
@@ -52,5 +54,9 @@ def test_the_checks_deadline_fails_the_request_naming_the_stage(env: Env) -> Non
     assert 1.0 < _check_seconds(settings) < 1.5 + MARGIN_S
     (request,) = env.requests(settings)
     assert request.state == RequestState.FAILED.value
-    assert "deadline: check exceeded 1.5 s during llm call for analyze" in request.reason
+    # The check's watchdog and the LLM call's own deadline (the check's, being sooner) end at
+    # the same moment; whichever is first names the analysis stage.
+    assert re.search(
+        r"deadline: check exceeded 1\.5 s during (llm call for )?analyze", request.reason or ""
+    ), request.reason
     assert request.lease_owner is None and request.lease_until is None
