@@ -136,3 +136,20 @@ def test_run_once_exits_zero_when_all_went_through_and_69_when_a_request_failed(
     finally:
         db.dispose()
     assert states == {"1": RequestState.DRY_RUN.value, "2": RequestState.RETRY.value}
+
+
+def test_run_once_summary_counts_the_reply_its_worker_posted(env: Env) -> None:
+    # The worker posts right after its decision; the maintenance step then finds nothing due.
+    # The summary once printed that step's count ("posted 0") beside a reply on the platform.
+    env.add(summons("1"))
+    config = write_config(env, env.settings())
+    done = CliRunner().invoke(cli.app, ["--config", str(config), "run", "--once", "--mode", "live"])
+    assert done.exit_code == 0, done.output
+    [row] = env.requests(env.settings())
+    assert row.state == RequestState.POSTED.value
+    assert "triaged 1, processed 1, posted 1, expired 0" in done.stdout
+    # The next cycle posts nothing new, and says so.
+    again = CliRunner().invoke(
+        cli.app, ["--config", str(config), "run", "--once", "--mode", "live"]
+    )
+    assert "posted 0," in again.stdout, again.output
