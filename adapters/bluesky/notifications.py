@@ -16,7 +16,8 @@
   read, so a fresh deployment never answers a long backlog; the runtime's age limits apply on top.
 - Bad input. Each notification of a page is read on its own (the SDK's typed call fails the whole
   page when one does not fit the lexicon); one that cannot be read is a recorded, skipped summons
-  (`BadNote`), never an exception that fails the poll.
+  (`BadNote`), never an exception that fails the poll; so is one nested deeper than
+  `MAX_ITEM_DEPTH` levels (a body too deep for the SDK's parser is cut first, `depth.py`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from adapters.base import (
     unreadable_summons,
 )
 from adapters.bluesky.client import PAGE_LIMIT, BlueskyClient
+from adapters.bluesky.depth import MAX_ITEM_DEPTH, nesting_depth
 from adapters.bluesky.posts import PostReader, Resolution
 from adapters.bluesky.records import facet_mentions, post_record, quoted_ref
 from adapters.bluesky.times import is_time, now, parse_time, parse_time_or, server_time
@@ -262,6 +264,14 @@ def read_notification(item: Any) -> Any:
         uri = f"malformed:bluesky:sha256-{digest[:16]}"
     indexed = raw.get("indexedAt")
     indexed_at = indexed if isinstance(indexed, str) and is_time(indexed) else ""
+    if nesting_depth(item, MAX_ITEM_DEPTH) > MAX_ITEM_DEPTH:
+        # Read no further: a stranger's unknown field can nest any depth (see depth.py).
+        author = raw.get("author")
+        handle = author.get("handle") if isinstance(author, dict) else None
+        why = f"nested deeper than {MAX_ITEM_DEPTH} levels: not read"
+        return BadNote(
+            uri, indexed_at, why, storable(handle)[:256] if isinstance(handle, str) else ""
+        )
     try:
         note = get_or_create(item, models.AppBskyNotificationListNotifications.Notification)
     except (AtProtocolError, ValueError) as exc:
