@@ -22,21 +22,33 @@ CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat.
 RUN_TIMEOUT_S = 180
 
 
-def fact_check(published: datetime) -> dict[str, Any]:
-    """One schema.org ClaimReview (the shape `claims import` reads), rating CLAIM false."""
+# A second claim, for a scenario after CLAIM was answered (a claim answered before is reused,
+# and reusing an answer for a new post needs an LLM).
+CLAIM_2 = "Cracking your knuckles every day gives you arthritis in your hands."
+FACT_CHECK_URL_2 = "https://factcheck-desk.example/checks/knuckles-arthritis"
+
+
+def fact_checks(published: datetime) -> dict[str, Any]:
+    """Two schema.org ClaimReviews (the shape `claims import` reads), rating the claims false."""
+
+    def review(url: str, claim: str) -> dict[str, Any]:
+        return {
+            "@type": "ClaimReview",
+            "url": url,
+            "datePublished": published.date().isoformat(),
+            "author": {
+                "@type": "Organization",
+                "name": "Factcheck Desk (fictional)",
+                "url": "https://factcheck-desk.example",
+            },
+            "claimReviewed": claim,
+            "reviewRating": {"@type": "Rating", "alternateName": "False"},
+            "inLanguage": "en",
+        }
+
     return {
         "@context": "https://schema.org",
-        "@type": "ClaimReview",
-        "url": FACT_CHECK_URL,
-        "datePublished": published.date().isoformat(),
-        "author": {
-            "@type": "Organization",
-            "name": "Factcheck Desk (fictional)",
-            "url": "https://factcheck-desk.example",
-        },
-        "claimReviewed": CLAIM,
-        "reviewRating": {"@type": "Rating", "alternateName": "False"},
-        "inLanguage": "en",
+        "@graph": [review(FACT_CHECK_URL, CLAIM), review(FACT_CHECK_URL_2, CLAIM_2)],
     }
 
 
@@ -88,6 +100,11 @@ session_path = "{home}/bluesky.session"
 [credibility.overrides]
 "factcheck-desk.example" = "high"
 
+[fetch]
+# The AppView serves post images from its own loopback URL (/img/...): exempt from the SSRF
+# guard here only, as the setting is meant for (a local server in tests).
+allow_hosts = ["localhost"]
+
 [runtime]
 max_summons_age_s = 0
 """,
@@ -122,7 +139,7 @@ max_summons_age_s = 0
 
     def seed_claims(self) -> None:
         source = self.home / "fact-checks.jsonld"
-        source.write_text(json.dumps(fact_check(datetime.now(UTC))), encoding="utf-8")
+        source.write_text(json.dumps(fact_checks(datetime.now(UTC))), encoding="utf-8")
         done = self.cli("claims", "import", str(source))
         assert done.returncode == 0, done.stdout + done.stderr
 
