@@ -37,6 +37,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	bash tools/ensure-chromium.sh
 	bash tools/ensure-postgres.sh
+	bash tools/ensure-bluesky-net.sh
 	$(BIN)/pytest -q --durations=15
 
 test: lint typecheck unit

@@ -39,6 +39,7 @@ from bot.logs import quiet_scheduler_logs
 from bot.memory_learn import schedule_learning
 from bot.posting import post_due
 from bot.runtime import Runtime
+from bot.summary import posted_since
 from bot.timelines import PullReport, pull_timelines
 from bot.triage import triage_pending
 from bot.worker import Worker
@@ -210,7 +211,8 @@ class Bot:
         report.triaged = self._triage()
         if not self.enqueues:
             report.processed = self._step("processing requests", self.worker.drain)
-        report.expired, report.posted = self.maintenance()
+        report.expired, _ = self.maintenance()
+        report.posted = self._step("counting posts", lambda: posted_since(self.db, started))
         report.failed_requests = self._step(
             "counting failures", lambda: failed_since(self.db, started)
         )

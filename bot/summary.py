@@ -7,13 +7,13 @@ nothing of theirs is posted, so counting them would make the bot look busier tha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 
 from pipeline.records import utcnow
 from storage.db import Database
-from storage.models import Cursor, RateBudgetRow, Request, RequestState
+from storage.models import Cursor, RateBudgetRow, Request, RequestEvent, RequestState
 
 # How a held request's last_error starts (`bot.overrides.HELD`; spelt here, as the overrides
 # module imports the settings and this one is read by every `status`).
@@ -46,6 +46,19 @@ def poll_failing(cursor: Cursor) -> bool:
         and cursor.last_poll_at is not None
         and cursor.last_error_at >= cursor.last_poll_at
     )
+
+
+def posted_since(db: Database, since: datetime) -> int:
+    """Replies that reached a platform since `since`, whoever posted them: a worker posts right
+    after its decision and the maintenance step posts what is due, so neither's own count is
+    the cycle's (counted from the request history, where every `posted` transition is a row)."""
+    with db.session() as session:
+        count = session.scalar(
+            select(func.count(RequestEvent.id)).where(
+                RequestEvent.to_state == RequestState.POSTED.value, RequestEvent.at >= since
+            )
+        )
+    return int(count or 0)
 
 
 def overview(db: Database) -> Overview:

@@ -11,8 +11,8 @@
 - Budgets. The `ratelimit-*` headers of every response are captured by an httpx response hook on
   the client's transport; `budgets()` lists the last ones seen per endpoint (empty until a call
   has been made, or when the client's transport is not an httpx client).
-- Bodies. A JSON body that is not valid UTF-8 or escapes a lone surrogate is repaired by the same
-  hook (`repair_json`): the SDK's parser would refuse it whole, every poll.
+- Bodies. A JSON body that is not valid UTF-8, escapes a lone surrogate or nests too deep is
+  repaired by the same hook (`repair_json`): the SDK's parser would refuse it whole, every poll.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from atproto_core.exceptions import AtProtocolError
 from pydantic_core import from_json
 
 from adapters.base import AccessDenied, RateBudget, storable
+from adapters.bluesky.depth import MAX_BODY_DEPTH, cap_depth
 from adapters.bluesky.errors import int_or_none, is_auth_failure, login_refused, translate
 
 _log = logging.getLogger(__name__)
@@ -197,10 +198,12 @@ class BlueskyClient:
 
 
 def repair_json(response: httpx.Response) -> None:
-    """Make a JSON body that is not valid UTF-8, or that escapes a lone surrogate ("\\ud83d",
-    half an emoji), readable: the SDK parses bodies with pydantic_core, which refuses both and
-    would fail the whole call, every poll. Invalid bytes become U+FFFD and lone surrogates
-    backslash escapes (`storable`); a body that parses as it is is left alone."""
+    """Make a JSON body that is not valid UTF-8, that escapes a lone surrogate ("\\ud83d",
+    half an emoji), or that nests deeper than the parser allows, readable: the SDK parses
+    bodies with pydantic_core, which refuses all three and would fail the whole call, every
+    poll. Invalid bytes become U+FFFD and lone surrogates backslash escapes (`storable`); values
+    nested deeper than `MAX_BODY_DEPTH` become a `TOO_DEEP` marker (the item holding one is then
+    read as unreadable, not the page); a body that parses as it is is left alone."""
     if "application/json" not in response.headers.get("content-type", "").lower():
         return
     body = response.read()
@@ -209,11 +212,20 @@ def repair_json(response: httpx.Response) -> None:
         return
     except ValueError:
         pass
+    text, cuts = cap_depth(body.decode("utf-8", "replace"))
     try:
-        data = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
         return  # not JSON at all: the SDK reports it as it is
-    _log.warning("Bluesky %s: body had invalid text; read with it escaped", response.url.path)
+    if cuts:
+        _log.warning(
+            "Bluesky %s: %d value(s) nested deeper than %d levels were not read",
+            response.url.path,
+            cuts,
+            MAX_BODY_DEPTH,
+        )
+    else:
+        _log.warning("Bluesky %s: body had invalid text; read with it escaped", response.url.path)
     # httpx has no public way to replace a read body; the SDK reads `response.content` next.
     response._content = json.dumps(_storable_json(data)).encode()
 

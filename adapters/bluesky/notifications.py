@@ -12,11 +12,19 @@
   indexed just after it sorts *behind* that cursor: a fetch therefore pages back to `overlap`
   (default 10 minutes) before the cursor (at most `MAX_PAGES` pages) and returns everything newer,
   oldest first. Repeats are dropped here while this process remembers them, and by intake's
-  (platform, id) uniqueness after a restart. Without a cursor (first run) only the newest page is
-  read, so a fresh deployment never answers a long backlog; the runtime's age limits apply on top.
+  (platform, id) uniqueness after a restart. Without a cursor (first run) only the newest page
+  that holds any summons is read, so a fresh deployment never answers a long backlog; the
+  runtime's age limits apply on top.
+- Empty pages. The AppView filters `reasons` after it reads a page of every kind
+  (packages/bsky/src/api/app/bsky/notification/listNotifications.ts, `paginateNotifications`;
+  `fillPage` reads at most 10 such pages to half-fill one), so a page of likes and follows comes
+  back empty *with* a cursor: paging goes on while a cursor comes back that is newer than ours.
+  `priority=false` is sent because without it the AppView applies the account's "priority
+  notifications" setting (`getPriority`), which hears only from followed accounts.
 - Bad input. Each notification of a page is read on its own (the SDK's typed call fails the whole
   page when one does not fit the lexicon); one that cannot be read is a recorded, skipped summons
-  (`BadNote`), never an exception that fails the poll.
+  (`BadNote`), never an exception that fails the poll; so is one nested deeper than
+  `MAX_ITEM_DEPTH` levels (a body too deep for the SDK's parser is cut first, `depth.py`).
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from adapters.base import (
     unreadable_summons,
 )
 from adapters.bluesky.client import PAGE_LIMIT, BlueskyClient
+from adapters.bluesky.depth import MAX_ITEM_DEPTH, nesting_depth
 from adapters.bluesky.posts import PostReader, Resolution
 from adapters.bluesky.records import facet_mentions, post_record, quoted_ref
 from adapters.bluesky.times import is_time, now, parse_time, parse_time_or, server_time
@@ -171,12 +180,18 @@ class NotificationReader:
             return BadNote.of(note, f"{type(exc).__name__}: {exc}").summons()
 
     def _new_notifications(self, since: datetime | None) -> list[Any]:
+        """The notifications newer than `since`, newest first; without `since`, the newest
+        page that holds any. A page may come back empty with a cursor (the AppView filters
+        `reasons` after reading a page of every kind): paging goes on past it until the cursor
+        reaches `since` or stops coming back, `MAX_PAGES` at most."""
         fresh: list[Any] = []
         page_cursor: str | None = None
-        pages = MAX_PAGES if since is not None else 1
-        for _ in range(pages):
+        for _ in range(MAX_PAGES):
+            # priority=False: an account with "priority notifications" on would otherwise hear
+            # only from accounts it follows (the AppView reads the account's own setting when
+            # the parameter is absent).
             params = models.AppBskyNotificationListNotifications.Params(
-                limit=PAGE_LIMIT, reasons=list(SUMMONS_REASONS), cursor=page_cursor
+                limit=PAGE_LIMIT, reasons=list(SUMMONS_REASONS), cursor=page_cursor, priority=False
             )
             notes, next_cursor = self._client.call(
                 "listNotifications", partial(self._list_notifications, params)
@@ -185,14 +200,16 @@ class NotificationReader:
                 if since is not None and note.indexed_at and server_time(note.indexed_at) <= since:
                     return fresh
                 fresh.append(note)
-            if not next_cursor or not notes:
+            if not next_cursor or _cursor_reached(next_cursor, since):
                 return fresh
+            if since is None and fresh:
+                return fresh  # first run: the newest summonses only
             page_cursor = next_cursor
         if since is not None:
             _log.warning(
                 "Bluesky notifications: stopped after %d pages before reaching %s; older ones "
                 "are skipped",
-                pages,
+                MAX_PAGES,
                 since.isoformat(),
             )
         return fresh
@@ -262,6 +279,14 @@ def read_notification(item: Any) -> Any:
         uri = f"malformed:bluesky:sha256-{digest[:16]}"
     indexed = raw.get("indexedAt")
     indexed_at = indexed if isinstance(indexed, str) and is_time(indexed) else ""
+    if nesting_depth(item, MAX_ITEM_DEPTH) > MAX_ITEM_DEPTH:
+        # Read no further: a stranger's unknown field can nest any depth (see depth.py).
+        author = raw.get("author")
+        handle = author.get("handle") if isinstance(author, dict) else None
+        why = f"nested deeper than {MAX_ITEM_DEPTH} levels: not read"
+        return BadNote(
+            uri, indexed_at, why, storable(handle)[:256] if isinstance(handle, str) else ""
+        )
     try:
         note = get_or_create(item, models.AppBskyNotificationListNotifications.Notification)
     except (AtProtocolError, ValueError) as exc:
@@ -289,6 +314,18 @@ def _summons_us(reason: str, record: Any, did: str) -> bool:
     if reason in SUMMONS_REASONS:
         return True
     return reason in _FACET_REASONS and did in facet_mentions(record.facets)
+
+
+def _cursor_reached(page_cursor: str, since: datetime | None) -> bool:
+    """Whether a page cursor already lies at or before `since`. The AppView's cursor is the
+    sort time of the last notification it read (`IsoSortAtKey`); one that is not a time is
+    followed (bounded by `MAX_PAGES`)."""
+    if since is None:
+        return False
+    try:
+        return parse_time(page_cursor) <= since
+    except ValueError:
+        return False
 
 
 def _parse_cursor(cursor: str | None) -> datetime | None:

@@ -101,6 +101,10 @@ class FakePDS:
     honour_reasons: bool = True  # as the AppView does; False plays a server that ignores it
     lose_next_create_answer: bool = False  # store the record, then drop the connection
     notifications_file: str | None = None  # serve this listNotifications page instead
+    # The pages listNotifications walks, newest first, each reached by the previous one's cursor.
+    notification_pages: list[str] = field(
+        default_factory=lambda: ["notifications_page1.json", "notifications_page2.json"]
+    )
 
     def __post_init__(self) -> None:
         for path in sorted(FIXTURES.glob("thread_*.json")):
@@ -203,14 +207,18 @@ class FakePDS:
 
     def _listNotifications(self, request: httpx.Request, body: Any) -> httpx.Response:
         cursor = request.url.params.get("cursor")
-        if self.notifications_file is not None:
-            page = load(self.notifications_file) if cursor is None else {"notifications": []}
-        elif cursor is None:
-            page = load("notifications_page1.json")
-        elif cursor == load("notifications_page1.json")["cursor"]:
-            page = load("notifications_page2.json")
+        pages = [self.notifications_file] if self.notifications_file else self.notification_pages
+        page: dict[str, Any] = {"notifications": []}
+        if cursor is None:
+            page = load(pages[0])
         else:
-            page = {"notifications": []}
+            after = [i for i, name in enumerate(pages[:-1]) if load(name).get("cursor") == cursor]
+            if after:
+                page = load(pages[after[0] + 1])
+        # The AppView filters `reasons` after fetching a page (@atproto/bsky 0.0.280,
+        # dist/api/app/bsky/notification/listNotifications.js lines 41-55,
+        # `paginateNotifications`), so a page of other notifications comes back empty, with
+        # the cursor of the page it read.
         reasons = request.url.params.get_list("reasons")
         if self.honour_reasons and reasons:
             page["notifications"] = [n for n in page["notifications"] if n["reason"] in reasons]

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 from sqlalchemy import select
 
 from adapters.base import (
@@ -15,11 +16,14 @@ from adapters.base import (
 from adapters.bluesky import (
     BlueskyAdapter,
 )
+from adapters.bluesky.depth import MAX_ITEM_DEPTH, TOO_DEEP, cap_depth
 from storage.db import Database
 from storage.models import Request as RequestRow
 from tests.adapters.bluesky.helpers import (
+    ALICE,
     BOT_HANDLE,
     CAROL,
+    DAVE,
     FakePDS,
     load,
 )
@@ -152,3 +156,81 @@ def test_a_body_that_is_not_utf8_is_read_with_replacement_characters(
 
     carol = next(s for s in result.summons if s.id == CAROL)
     assert carol.text == "@factnote.bsky.social check \ufffd\ufffd please"
+
+
+# ------------------------------------------------------------------ deep nesting
+# A post record may carry fields the lexicon does not name and an embed of a `$type` the SDK
+# does not know (open unions, atproto_client/models/unknown_union.py): a stranger can nest them
+# to any depth. pydantic_core's from_json (the SDK's parser, atproto_client/request.py
+# `_parse_response`) refuses a body past ~200 levels, Python's json past ~1000 (RecursionError).
+
+
+def _page_with(pds: FakePDS, uri: str, where: str, levels: int) -> None:
+    """Serve page 1 with `uri`'s record nesting a value `levels` deep (written as text: Python's
+    own json cannot write 5,000 levels either)."""
+    page = load("notifications_page1.json")
+    [note] = [n for n in page["notifications"] if n["uri"] == uri]
+    if where == "field":
+        note["record"]["unknownField"] = "DEEP"
+    else:
+        note["record"]["embed"] = {"$type": "app.bsky.embed.unknown", "x": "DEEP"}
+    deep = '{"x":' * (levels - 1) + "{}" + "}" * (levels - 1)
+    body = json.dumps(page).replace('"DEEP"', deep)
+    headers = {"content-type": "application/json; charset=utf-8"}
+    pds.fail(
+        "app.bsky.notification.listNotifications",
+        httpx.Response(200, content=body.encode(), headers=headers),
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "levels"),
+    [("field", 200), ("embed", 200), ("field", 5000), ("embed", 40)],
+)
+def test_a_deeply_nested_notification_is_a_skipped_summons_and_the_page_and_cursor_go_on(
+    adapter: BlueskyAdapter, pds: FakePDS, where: str, levels: int
+) -> None:
+    _page_with(pds, CAROL, where, levels)
+
+    result = adapter.fetch_summons(None)
+
+    found = {s.id: s for s in result.summons}
+    assert result.cursor == "2026-03-01T10:05:00.000Z"  # the deep one was the newest
+    carol = found[CAROL]
+    assert carol.target_status is TargetStatus.UNAVAILABLE
+    assert carol.target_reason == (
+        f"unreadable summons: nested deeper than {MAX_ITEM_DEPTH} levels: not read"
+    )
+    assert carol.author == "carol.example.com"
+    # The other mentions on the page are read as ever.
+    assert found[DAVE].target_status is not TargetStatus.UNAVAILABLE
+    assert ALICE in found
+
+
+def test_a_deep_notification_through_intake_is_a_skipped_request_and_later_polls_work(
+    adapter: BlueskyAdapter, pds: FakePDS, db: Database
+) -> None:
+    from bot.intake import poll
+    from storage.models import Cursor
+
+    _page_with(pds, CAROL, "field", 200)
+    first = poll(adapter, db, "dry-run")
+    again = poll(adapter, db, "dry-run")  # the fake's next page is the plain one
+
+    assert first.error is None and first.new >= 3
+    assert again.error is None
+    with db.session() as session:
+        carol = session.scalars(select(RequestRow).where(RequestRow.summons_id == CAROL)).one()
+        cursor = session.get(Cursor, "bluesky")
+    assert carol.target is None
+    assert cursor is not None and cursor.cursor == "2026-03-01T10:05:00.000Z"
+
+
+def test_cap_depth_cuts_only_values_past_the_limit_and_leaves_brackets_in_strings() -> None:
+    text = json.dumps({"a": "[[[{{{", "b": [[[1]]], "c": [[2]]})
+
+    capped, cuts = cap_depth(text, limit=3)
+
+    assert cuts == 1
+    assert json.loads(capped) == {"a": "[[[{{{", "b": [[TOO_DEEP]], "c": [[2]]}
+    assert cap_depth("[[[", limit=1) == ("[[[", 0)  # unbalanced stays unparseable

@@ -47,6 +47,69 @@ def test_fetch_pages_back_to_the_cursor_and_returns_new_summons_oldest_first(
     assert result.cursor == "2026-03-01T10:05:00.000Z"
 
 
+# notifications_not_summons.json: a page of likes, reposts, follows, a reply and a quote
+# that the AppView reads and then filters out for reasons=mention (@atproto/bsky 0.0.280 as
+# installed by tools/ensure-bluesky-net.sh, dist/api/app/bsky/notification/listNotifications.js
+# lines 41-55 `paginateNotifications`: the `reasons` filter runs on the page the data plane
+# returned, whose cursor is kept; dist/api/util.js lines 19-46 `fillPage` refills at most 10
+# times). Its cursor is the sort time of the last notification read
+# (dist/data-plane/server/db/pagination.js lines 214-236, `IsoTimeKey`/`IsoSortAtKey`).
+NOT_SUMMONS = "notifications_not_summons.json"
+
+
+def test_an_empty_page_with_a_cursor_is_paged_past_to_the_mentions_behind_it(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    pds.notification_pages = [NOT_SUMMONS, "notifications_page1.json", "notifications_page2.json"]
+
+    result = adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+
+    listed = pds.named("app.bsky.notification.listNotifications")
+    assert [c.params.get("cursor") for c in listed] == [
+        None,
+        "2026-03-01T10:06:00.000Z",
+        "2026-03-01T10:02:59.100Z",
+    ]
+    assert [s.id for s in result.summons] == [GINA, FRANK, ERIN, ALICE, DAVE, CAROL]
+    assert result.cursor == "2026-03-01T10:05:00.000Z"
+
+
+def test_a_first_run_pages_past_empty_pages_to_the_newest_summonses_only(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    pds.notification_pages = [NOT_SUMMONS, "notifications_page1.json", "notifications_page2.json"]
+
+    result = adapter.fetch_summons(None)
+
+    assert len(pds.named("app.bsky.notification.listNotifications")) == 2
+    assert [s.id for s in result.summons] == [ALICE, DAVE, CAROL]
+
+
+def test_an_empty_page_whose_cursor_is_behind_ours_ends_the_paging(
+    make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS
+) -> None:
+    pds.notification_pages = [NOT_SUMMONS, "notifications_page1.json"]
+
+    result = make_adapter(overlap=timedelta(0)).fetch_summons("2026-03-01T10:07:30.000Z")
+
+    assert len(pds.named("app.bsky.notification.listNotifications")) == 1
+    assert result.summons == [] and result.cursor is None
+
+
+def test_every_notification_read_asks_for_priority_false(
+    adapter: BlueskyAdapter, pds: FakePDS
+) -> None:
+    # Without it the AppView applies the account's own "priority notifications" setting
+    # (dist/api/app/bsky/notification/listNotifications.js line 22: `params.priority ?? (await
+    # getPriority(ctx, viewer))`, lines 174-179), and an account with it on hears only from
+    # accounts it follows (dist/data-plane/server/routes/notifs.js line 29). The SDK's lexicon
+    # calls the parameter ignored; the AppView's code does not.
+    adapter.fetch_summons("2026-03-01T09:30:00.000Z")
+
+    listed = pds.named("app.bsky.notification.listNotifications")
+    assert listed and all(c.params.get("priority") == "false" for c in listed)
+
+
 def test_fetch_stops_at_the_first_page_when_the_cursor_is_on_it(
     make_adapter: Callable[..., BlueskyAdapter], pds: FakePDS
 ) -> None:
@@ -185,3 +248,23 @@ def test_update_seen_uses_a_time_taken_before_listing(
 def test_an_unparseable_cursor_is_refused(adapter: BlueskyAdapter) -> None:
     with pytest.raises(ValueError, match="not a Bluesky cursor"):
         adapter.fetch_summons("3lpage-token")
+
+
+def test_notification_fixtures_never_carry_an_indexed_at_after_their_created_at() -> None:
+    # The AppView sends a notification's sort time as its indexedAt: the earlier of the record's
+    # createdAt and the time it was indexed (@atproto/bsky 0.0.280,
+    # dist/data-plane/server/indexing/plugins/post.js line 45 `sortAt`, carried to each
+    # notification by `notifsForInsert`, line 253; dist/views/index.js line 2023 sends
+    # `notif.timestamp`). So a notification whose indexedAt is later than its record's
+    # createdAt cannot happen (an earlier one can: a createdAt ahead of the indexing clock).
+    from tests.adapters.bluesky.helpers import FIXTURES
+
+    for path in sorted(FIXTURES.glob("notifications_*.json")):
+        for note in load(path.name)["notifications"]:
+            record, indexed = note.get("record"), note.get("indexedAt")
+            created = record.get("createdAt") if isinstance(record, dict) else None
+            if isinstance(created, str) and isinstance(indexed, str) and indexed[:2] == "20":
+                assert datetime.fromisoformat(indexed) <= datetime.fromisoformat(created), (
+                    path.name,
+                    note.get("uri"),
+                )

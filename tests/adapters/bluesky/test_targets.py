@@ -62,7 +62,7 @@ def test_mention_deep_in_a_thread_targets_its_parent_and_keeps_reply_refs(
         )
     ]
     assert alice.reply_allowed and not alice.replies_to_bot and not alice.author_is_bot
-    assert alice.created_at == datetime(2026, 3, 1, 10, 2, 58, tzinfo=UTC)
+    assert alice.created_at == datetime(2026, 3, 1, 10, 2, 59, 100000, tzinfo=UTC)
 
 
 def test_quote_mention_targets_the_quoted_post(adapter: BlueskyAdapter) -> None:

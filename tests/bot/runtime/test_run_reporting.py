@@ -154,3 +154,20 @@ def test_run_once_with_a_reply_held_by_the_kill_switch_exits_zero_and_says_so(en
     assert env.outbox_lines() == []
     [request] = env.requests(env.settings())
     assert request.state == RequestState.POSTING.value
+
+
+def test_run_once_summary_counts_the_reply_its_worker_posted(env: Env) -> None:
+    # The worker posts right after its decision; the maintenance step then finds nothing due.
+    # The summary once printed that step's count ("posted 0") beside a reply on the platform.
+    env.add(summons("1"))
+    config = write_config(env, env.settings())
+    done = CliRunner().invoke(cli.app, ["--config", str(config), "run", "--once", "--mode", "live"])
+    assert done.exit_code == 0, done.output
+    [row] = env.requests(env.settings())
+    assert row.state == RequestState.POSTED.value
+    assert "triaged 1, processed 1, posted 1, expired 0" in done.stdout
+    # The next cycle posts nothing new, and says so.
+    again = CliRunner().invoke(
+        cli.app, ["--config", str(config), "run", "--once", "--mode", "live"]
+    )
+    assert "posted 0," in again.stdout, again.output
