@@ -42,6 +42,11 @@ Vector = npt.NDArray[np.float32]
 
 # The TF-Lite EfficientNet-Lite preprocessing (mean 127, std 128 on 0..255).
 _MEAN, _STD = 0.498, 0.502
+# The network halves its input five times: a side under 32 px leaves a feature map with no
+# pixel in it, and ONNX Runtime refuses the shape. A banner (1000 x 102) shrunk to 224 px wide
+# is 22 px tall, so short sides are padded with the grey that normalises to zero.
+_MIN_SIDE = 32
+_PAD = (127, 127, 127)
 
 
 class ImageEmbedder(Protocol):
@@ -155,6 +160,11 @@ class EfficientNetLite0Embedder:
         """The model's input for `image`: (1, 3, H, W), longer side `side`, normalised."""
         small = image.convert("RGB")
         small.thumbnail((self.side, self.side), Image.Resampling.BILINEAR)
+        if min(small.size) < _MIN_SIDE:
+            width, height = (max(side, _MIN_SIDE) for side in small.size)
+            canvas = Image.new("RGB", (width, height), _PAD)
+            canvas.paste(small, ((width - small.width) // 2, (height - small.height) // 2))
+            small = canvas
         normalised = (np.asarray(small, dtype=np.float32) / 255.0 - _MEAN) / _STD
         return np.ascontiguousarray(normalised.transpose(2, 0, 1)[None], dtype=np.float32)
 

@@ -45,6 +45,18 @@ def test_the_embedding_is_a_unit_vector_that_survives_resizing(china: tuple) -> 
     assert cosine(vector, resized) > 0.95
 
 
+@pytest.mark.parametrize("size", [(1000, 102), (102, 1000), (3000, 10), (40, 3)])
+def test_a_banner_or_a_sliver_is_padded_to_a_shape_the_model_takes(
+    china: tuple, size: tuple[int, int]
+) -> None:
+    # Found on Bluesky's reference network: a 1000 x 102 picture shrunk to 224 px wide was
+    # 22 px tall, and ONNX Runtime refused the shape ("internal error" for the request).
+    image, _ = china
+    vector = get_image_embedder(CFG.embedding_side).embed(image.resize(size))
+    assert vector.shape == (1280,) and np.isfinite(vector).all()
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
 def test_two_unrelated_photos_are_far_below_the_threshold(china: tuple) -> None:
     _, vector = china
     flower = get_image_embedder(CFG.embedding_side).embed(photo("flower.jpg"))
