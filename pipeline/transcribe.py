@@ -10,9 +10,10 @@ taken for a video without speech.
 
 from __future__ import annotations
 
-import openai
+from typing import Any
 
 from pipeline.config import TranscriptionConfig
+from pipeline.redaction import redact
 
 
 class TranscriptionFailed(Exception):
@@ -21,9 +22,13 @@ class TranscriptionFailed(Exception):
 
 class Transcriber:
     def __init__(self, cfg: TranscriptionConfig) -> None:
+        # The SDK (most of a second of imports) loads only when an endpoint is configured.
+        import openai
+
         self.cfg = cfg
         key = cfg.api_key.get_secret_value() if cfg.api_key is not None else "none"
-        self._client = openai.OpenAI(
+        self._secrets = [key]
+        self._client: Any = openai.OpenAI(
             base_url=cfg.base_url, api_key=key, timeout=cfg.timeout_s, max_retries=1
         )
 
@@ -32,12 +37,15 @@ class Transcriber:
         return self.cfg.model
 
     def transcribe(self, wav: bytes) -> str:
+        import openai
+
         try:
             answer = self._client.audio.transcriptions.create(
                 model=self.cfg.model, file=("audio.wav", wav, "audio/wav"), response_format="json"
             )
         except openai.OpenAIError as exc:
-            raise TranscriptionFailed(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+            said = redact(str(exc), self._secrets)  # an error body may echo the key
+            raise TranscriptionFailed(f"{type(exc).__name__}: {said[:200]}") from exc
         return " ".join(str(answer.text).split())
 
 

@@ -49,15 +49,20 @@ def day(raw: str) -> date | None:
         return None
 
 
-def positive(raw: str, default: int, most: int | None = None) -> int:
-    """A page number or size from a query string: bad or small values give the default."""
+# No page past this: (page - 1) * per_page must stay a 64-bit offset in SQL.
+MAX_PAGE = 10**9
+
+
+def positive(raw: str, default: int, most: int = MAX_PAGE) -> int:
+    """A page number or size from a query string: bad or small values give the default, large
+    ones `most`."""
     try:
         value = int(raw)
     except ValueError:
         return default
     if value < 1:
         return default
-    return min(value, most) if most is not None else value
+    return min(value, most)
 
 
 def contains(column: Any, needle: str) -> ColumnElement[bool]:

@@ -31,18 +31,18 @@ def no_numbers_past_64_bits(request: Request) -> None:
         return
     for field in dependant.path_params:
         if _integer(field.field_info.annotation):
-            _refuse_past_64_bits(str(request.path_params.get(field.name, "")))
+            refuse_past_64_bits(str(request.path_params.get(field.name, "")))
     for field in dependant.query_params:
         if _integer(field.field_info.annotation):
             for value in request.query_params.getlist(field.alias):
-                _refuse_past_64_bits(value)
+                refuse_past_64_bits(value)
 
 
 def _integer(annotation: object) -> bool:
     return annotation is int or int in typing.get_args(annotation)
 
 
-def _refuse_past_64_bits(value: str) -> None:
+def refuse_past_64_bits(value: str) -> None:
     text = value.strip()
     if _INTEGER.fullmatch(text) and (len(text.lstrip("+-")) > 19 or int(text) not in _INT64):
         raise HTTPException(404, "Not found.")

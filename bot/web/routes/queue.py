@@ -13,6 +13,7 @@ from bot.summary import CLI_PLATFORM
 from bot.web import actions, dispatch
 from bot.web.auth import require_user, safe_next
 from bot.web.context import Moderator, User, protect_posts, redirect
+from bot.web.errors import refuse_past_64_bits
 from pipeline.records import Tier, Verdict, utcnow
 from storage import decision_log, review_queue
 from storage.db import Database
@@ -165,6 +166,8 @@ def quick(
 
 @router.get("/decisions", response_class=HTMLResponse)
 def decisions(me: Moderator, page_no: str = "1") -> Response:
+    # Read as text so a bad page number gives page 1, but a number no page can have is 404.
+    refuse_past_64_bits(page_no)
     flt = decision_log.LogFilter.from_query(
         me.request.query_params, review_queue.positive(page_no, 1)
     )

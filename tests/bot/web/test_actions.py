@@ -116,13 +116,18 @@ def test_reject_needs_a_listed_reason_and_records_the_note(
     assert _outbox(app_env) == []
 
 
-def test_escalate_keeps_the_item_queued_without_a_deadline(
+def test_escalate_keeps_the_item_queued_with_the_escalation_deadline(
     app_env: AppEnv, moderator: Session
 ) -> None:
+    # Issue 32: an escalated item waits `runtime.escalation_ttl_h` for a senior, then expires
+    # like any other (it once had no deadline at all).
     rid = app_env.world.ids["review_local"]
+    before = utcnow()
     moderator.post(f"/requests/{rid}/escalate", note="needs a doctor")
     row = app_env.request(rid)
-    assert row.state == RequestState.AWAITING_REVIEW.value and row.review_deadline is None
+    ttl = timedelta(hours=app_env.settings.runtime.escalation_ttl_h)
+    assert row.state == RequestState.AWAITING_REVIEW.value and row.review_deadline is not None
+    assert before + ttl <= row.review_deadline <= utcnow() + ttl
     assert [a.action for a in app_env.history(rid)] == ["escalate"]
     assert "escalated" in moderator.client.get("/queue").text
 

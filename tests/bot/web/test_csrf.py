@@ -8,7 +8,14 @@ from bot import overrides, users
 from bot.web.app import create_app
 from storage.models import Request, ReviewAction
 from tests.bot.web.conftest import ADMIN, AppEnv, Session, csrf_of, endpoints, login
-from tests.bot.web.test_auth import ADMIN_ROUTES, ANY_SESSION, MODERATOR_ROUTES, OPEN, concrete
+from tests.bot.web.test_auth import (
+    ADMIN_ROUTES,
+    ANY_SESSION,
+    MEMORY_ROUTES,
+    MODERATOR_ROUTES,
+    OPEN,
+    concrete,
+)
 
 
 def _post_routes(app_env: AppEnv) -> list[str]:
@@ -22,7 +29,9 @@ def test_every_post_without_or_with_a_wrong_token_is_refused(
     request_id = app_env.world.ids["review_local"]
     routes = _post_routes(app_env)
     assert set(routes) == {
-        p for m, p in OPEN | ANY_SESSION | MODERATOR_ROUTES | ADMIN_ROUTES if m == "POST"
+        p
+        for m, p in OPEN | ANY_SESSION | MODERATOR_ROUTES | ADMIN_ROUTES | MEMORY_ROUTES
+        if m == "POST"
     }
     with app_env.db.session() as session:
         actions_before = len(session.scalars(select(ReviewAction)).all())
