@@ -42,9 +42,10 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
-# The inner loop: no browser, PostgreSQL, child-process or benchmark tests (`make test` runs them).
+# The inner loop: no browser, PostgreSQL, child-process, Bluesky network or benchmark tests
+# (`make test` runs them).
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not browser and not postgres and not slow and not process" --ignore=tests/bench
+	$(BIN)/pytest -q -m "not browser and not postgres and not slow and not process and not bluesky_e2e" --ignore=tests/bench
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
