@@ -348,10 +348,9 @@ def test_the_abandoned_helper_drops_the_dripping_connection_at_its_next_byte(
     fake_llm.script("analyse", Reply.dripping(GOOD, every_s=0.5))
     with pytest.raises(LLMDeadlineExceeded):
         ask(client(fake_llm, timeout_s=1.0), CallLedger())
-    gone_by = time.monotonic() + 0.5 + 2.0  # the next byte, and room for a loaded machine
-    while any(t.name == "llm-analyse" for t in threading.enumerate()):
-        assert time.monotonic() < gone_by, "the helper is still reading"
-        time.sleep(0.05)
+    for helper in [t for t in threading.enumerate() if t.name == "llm-analyse"]:
+        helper.join(timeout=0.5 + 2.0)  # the next byte, and room for a loaded machine
+        assert not helper.is_alive(), "the helper is still reading"
 
 
 def test_the_checks_deadline_ends_a_call_before_its_own(fake_llm: FakeLLM) -> None:

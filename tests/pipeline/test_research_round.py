@@ -7,7 +7,6 @@ so no web, no LLM and no embedding model."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -60,6 +59,7 @@ class FakeExtractor:
         self.gates = {tier: threading.Event() for tier in (H, M, L)}
         self.sent: list[tuple[Tier, list[str], list[str]]] = []  # tier, urls, evidence shown
         self.answered: list[list[str]] = []
+        self._changed = threading.Condition()  # notified at every call sent or answered
         self._pool = ThreadPoolExecutor(max_workers=4)
         self._order = 0
 
@@ -71,21 +71,21 @@ class FakeExtractor:
         return [tier for tier, _, _ in self.sent]
 
     def wait_sent(self, count: int) -> None:
-        deadline = time.monotonic() + 5
-        while len(self.sent) < count:
-            assert time.monotonic() < deadline, f"only {len(self.sent)} call(s) sent"
-            time.sleep(0.01)
+        with self._changed:
+            done = self._changed.wait_for(lambda: len(self.sent) >= count, timeout=5)
+        assert done, f"only {len(self.sent)} call(s) sent"
 
     def wait_answered(self, count: int) -> None:
-        deadline = time.monotonic() + 5
-        while len(self.answered) < count:
-            assert time.monotonic() < deadline, f"only {len(self.answered)} answer(s)"
-            time.sleep(0.01)
+        with self._changed:
+            done = self._changed.wait_for(lambda: len(self.answered) >= count, timeout=5)
+        assert done, f"only {len(self.answered)} answer(s)"
 
     def send(self, pages: list[PageOutcome], known: list[Evidence]) -> Future[Extracted]:
         tier = pages[0].tier
         urls = [p.result.url for p in pages]
-        self.sent.append((tier, urls, [evidence_key(e) for e in known]))
+        with self._changed:
+            self.sent.append((tier, urls, [evidence_key(e) for e in known]))
+            self._changed.notify_all()
         self._order += 1
         if tier in self.unsent:
             self.queued.append(Future())
@@ -96,7 +96,9 @@ class FakeExtractor:
         assert self.gates[tier].wait(5)
         if order in self.held_calls:
             assert self.calls_gate.wait(5)
-        self.answered.append(urls)
+        with self._changed:
+            self.answered.append(urls)
+            self._changed.notify_all()
         items = [
             [Evidence(url=u, tier=tier, stance=self.stances[u], confidence=0.9, quote=u)]
             if u in self.stances
