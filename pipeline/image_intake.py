@@ -26,11 +26,10 @@ import io
 import struct
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 from PIL import Image, ImageOps
 
-from pipeline.capped_read import CappedReadError, ReadProblem, read_capped
+from pipeline.capped_read import read_in_folder
 from pipeline.config import ImagesConfig
 from pipeline.fetch import Fetcher, FetchFailure
 from pipeline.image_decode import DecodeRefused, run_bounded
@@ -198,19 +197,9 @@ def read_local(source: str, cfg: ImagesConfig) -> bytes:
     if cfg.local_dir is None:
         raise ImageUnreadable(f"{source}: local images are not read (no images.local_dir)")
     try:
-        root = Path(cfg.local_dir).resolve()
-        path = Path(source)
-        resolved = (path if path.is_absolute() else root / path).resolve()
-        if not resolved.is_relative_to(root):
-            raise ImageUnreadable(f"{source}: outside the inbox folder {cfg.local_dir}")
-        if not resolved.exists():
-            raise ImageUnreadable(f"{source}: no such file in the inbox folder {cfg.local_dir}")
-        return read_capped(resolved, cfg.max_bytes)
-    except CappedReadError as exc:
-        shown = exc.detail if exc.problem is ReadProblem.UNREADABLE else str(exc)
-        raise ImageUnreadable(f"{source}: {shown}") from exc
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise ImageUnreadable(f"{source}: {getattr(exc, 'strerror', None) or exc}") from exc
+        return read_in_folder(source, cfg.local_dir, cfg.max_bytes)
+    except ValueError as exc:
+        raise ImageUnreadable(str(exc)) from exc
 
 
 def fetch_image(url: str, fetcher: Fetcher, cfg: ImagesConfig) -> bytes:

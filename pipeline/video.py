@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.capped_read import CappedReadError, ReadProblem, read_capped
+from pipeline.capped_read import read_in_folder
 from pipeline.config import VideoConfig
 from pipeline.fetch import Fetcher, FetchFailure
 
@@ -72,19 +72,9 @@ def read_local(source: str, cfg: VideoConfig) -> bytes:
     if cfg.local_dir is None:
         raise VideoUnreadable(f"{source}: local videos are not read (no video.local_dir)")
     try:
-        root = Path(cfg.local_dir).resolve()
-        path = Path(source)
-        resolved = (path if path.is_absolute() else Path.cwd() / path).resolve()
-        if not resolved.is_relative_to(root):
-            raise VideoUnreadable(f"{source}: outside the inbox folder {cfg.local_dir}")
-        if not resolved.exists():
-            raise VideoUnreadable(f"{source}: no such file")
-        return read_capped(resolved, cfg.max_bytes)
-    except CappedReadError as exc:
-        shown = exc.detail if exc.problem is ReadProblem.UNREADABLE else str(exc)
-        raise VideoUnreadable(f"{source}: {shown}") from exc
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise VideoUnreadable(f"{source}: {getattr(exc, 'strerror', None) or exc}") from exc
+        return read_in_folder(source, cfg.local_dir, cfg.max_bytes)
+    except ValueError as exc:
+        raise VideoUnreadable(str(exc)) from exc
 
 
 def fetch_video(url: str, fetcher: Fetcher, cfg: VideoConfig) -> bytes:
