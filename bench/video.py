@@ -29,8 +29,8 @@ from pipeline.config import FetchConfig, ImagesConfig, VideoConfig
 from pipeline.fetch import Fetcher
 from pipeline.ocr import get_ocr
 from pipeline.records import Post, Video
-from pipeline.video_reader import VideoReader
-from pipeline.video_records import VideoReport
+from pipeline.video.reader import VideoReader
+from pipeline.video.records import VideoReport
 from testing.image_samples import cer
 from testing.video_samples import Scene, render
 

@@ -46,7 +46,7 @@ VIDEO_NOT_ANALYSED = "video not analysed"
 
 
 def _readable_video(media: MediaRef) -> bool:
-    """A video whose own file the adapter gives: the pipeline reads it (pipeline.video_reader);
+    """A video whose own file the adapter gives: the pipeline reads it (pipeline.video.reader);
     one with only a preview stays "video not analysed"."""
     return media.kind in VIDEO_KINDS and bool(media.video_url)
 

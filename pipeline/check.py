@@ -58,7 +58,7 @@ from pipeline.records import (
 from pipeline.research import Research, ResearchOutcome
 from pipeline.scheduler import ResearchScheduler, tiered_search
 from pipeline.toolkit import Toolkit
-from pipeline.video_reader import VideoReader, video_unreadable_only
+from pipeline.video.reader import VideoReader, video_unreadable_only
 from pipeline.write import draft_reply, writer_order
 
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)

@@ -16,7 +16,7 @@ from pipeline.image_records import ImageReport as ImageReport
 from pipeline.image_records import SeenImage as SeenImage
 from pipeline.image_records import merged_sighting as merged_sighting
 from pipeline.image_records import ranked_by_cosine as ranked_by_cosine
-from pipeline.video_records import VideoReport
+from pipeline.video.records import VideoReport
 
 
 def utcnow() -> datetime:
@@ -87,7 +87,7 @@ class Image(BaseModel):
 
 
 class Video(BaseModel):
-    """A video attached to a post. `description` and `text` are filled by pipeline.video_reader
+    """A video attached to a post. `description` and `text` are filled by pipeline.video.reader
     from its keyframes (text with the times it was on screen)."""
 
     source: str  # local path or URL of the video file itself

@@ -4,7 +4,7 @@ scene's midpoint, and a caption nothing was read for counts as wholly wrong."""
 from __future__ import annotations
 
 from bench.video import SIZES, caption_errors, scenes
-from pipeline.video_records import VideoFinding, VideoReport
+from pipeline.video.records import VideoFinding, VideoReport
 from testing.video_samples import Scene
 
 

@@ -1,5 +1,5 @@
 """Videos as text: each video of a post is taken in safely and decoded into keyframes in a
-budgeted child process (`pipeline.video`), each keyframe is read offline (the images' OCR) and
+budgeted child process (`intake`), each keyframe is read offline (the images' OCR) and
 hashed (pHash, matched against the remembered fact-checked pictures through
 `ImageReader.match_picture`: a re-upload of a debunked clip is a known claim), and the text read
 is de-duplicated across frames, each text once with the time range it was on screen.
@@ -31,9 +31,9 @@ from pipeline.lexical import terms
 from pipeline.ocr import OcrEngine
 from pipeline.prompts import cut_text
 from pipeline.records import Post, Video
-from pipeline.transcribe import Transcriber, TranscriptionFailed, build_transcriber
-from pipeline.video import DecodedVideo, VideoUnreadable, take_in_video
-from pipeline.video_records import KeyframeReport, VideoFinding, VideoReport, clock
+from pipeline.video.intake import DecodedVideo, VideoUnreadable, take_in_video
+from pipeline.video.records import KeyframeReport, VideoFinding, VideoReport, clock
+from pipeline.video.transcribe import Transcriber, TranscriptionFailed, build_transcriber
 
 if TYPE_CHECKING:
     from pipeline.toolkit import Toolkit

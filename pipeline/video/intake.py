@@ -1,6 +1,6 @@
 """Safe video intake: the bytes of a post's video (a URL through the SSRF-guarded fetcher, or a
 file from the inbox folder, both with a byte cap), decoded into keyframes by a child process
-with a budget (`pipeline.video_frames`), so that a hostile file can cost a worker at most
+with a budget (`pipeline.video.frames`), so that a hostile file can cost a worker at most
 `VideoConfig.decode_timeout_s` and never its memory.
 
 What a refused or broken video gets is `VideoUnreadable` with the reason, one line: over a cap
@@ -39,7 +39,7 @@ VIDEO_MEDIA_TYPES = frozenset(
     }
 )
 VIDEO_ACCEPT = "video/mp4,video/webm;q=0.9,*/*;q=0.1"
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 class VideoUnreadable(Exception):
@@ -115,7 +115,7 @@ def _request(path: str, cfg: VideoConfig, audio_seconds: float) -> str:
 
 def _child_env() -> dict[str, str]:
     # A clean environment: the process that parses a stranger's file gets none of our secrets.
-    # PYTHONPATH: the child imports this tree's pipeline.video_frames, whatever the cwd.
+    # PYTHONPATH: the child imports this tree's pipeline.video.frames, whatever the cwd.
     return {"PATH": os.defpath, "PYTHONPATH": str(_ROOT), "OMP_NUM_THREADS": "1"}
 
 
@@ -135,7 +135,7 @@ def run_child(data: bytes, cfg: VideoConfig, audio_seconds: float = 0.0) -> dict
         path.write_bytes(data)
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "pipeline.video_frames"],
+                [sys.executable, "-m", "pipeline.video.frames"],
                 input=_request(str(path), cfg, audio_seconds).encode("utf-8"),
                 capture_output=True,
                 timeout=cfg.decode_timeout_s,

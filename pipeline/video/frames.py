@@ -1,5 +1,5 @@
-"""The child side of video decoding: run as `python -m pipeline.video_frames`, never imported by
-a worker for its decoding (`pipeline.video` starts it and reads its answer).
+"""The child side of video decoding: run as `python -m pipeline.video.frames`, never
+imported by a worker for its decoding (`pipeline.video.intake` starts it and reads its answer).
 
 A video is written by a stranger and FFmpeg's demuxers and decoders are large C code, so the
 decoding runs in a process of its own that limits itself before it opens the file: CPU seconds

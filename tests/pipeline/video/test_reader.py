@@ -31,8 +31,8 @@ from pipeline.ratings import Rating
 from pipeline.records import DecisionStatus, Platform, Post, Verdict, Video
 from pipeline.relevance import get_embedder
 from pipeline.toolkit import Toolkit
-from pipeline.video_reader import merge_findings
-from pipeline.video_records import KeyframeReport
+from pipeline.video.reader import merge_findings
+from pipeline.video.records import KeyframeReport
 from testing.fakes.transcription_server import TranscriptionServer
 from testing.image_samples import photo
 from testing.video_samples import Scene, render, render_pictures

@@ -14,7 +14,7 @@ from PIL import Image
 
 from pipeline.config import FetchConfig, VideoConfig
 from pipeline.fetch import Fetcher
-from pipeline.video import VideoUnreadable, decode_video, take_in_video
+from pipeline.video.intake import VideoUnreadable, decode_video, take_in_video
 from testing.video_samples import THREE_SCENES, Scene, render
 
 pytestmark = pytest.mark.process
