@@ -170,12 +170,3 @@ def _request_id(db: Database, summons: Summons) -> int | None:
                 Request.platform == summons.platform, Request.summons_id == summons.id
             )
         )
-
-
-# --- Status sync ---------------------------------------------------------------
-
-
-def sync_statuses(adapter: XNotesAdapter) -> int:
-    """Copy each written note's status and evaluator buckets from `notes_written` (the
-    adapter also does this on its own every `sync_interval_h`, from its feed poll)."""
-    return adapter.sync()

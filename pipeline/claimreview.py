@@ -447,10 +447,6 @@ def read_json(data: object, page_url: str | None = None) -> ImportResult:
     return read_jsonld(data, page_url)
 
 
-def records_from_json(data: object, page_url: str | None = None) -> list[ClaimRecord]:
-    return read_json(data, page_url).records
-
-
 def _parse_json(text: str) -> object:
     try:
         return safejson.loads(text)

@@ -219,12 +219,3 @@ def offline_target(url: str) -> LinkTarget | None:
             found.publisher, f"{found.host} is {found.publisher}'s own link shortener"
         )
     return None
-
-
-def needs_resolving(url: str) -> bool:
-    """True for links whose publisher only a network resolution can reveal."""
-    if offline_target(url) is not None:
-        return False
-    host = parse_host(url).host
-    found = redirector_for(host) if host else None
-    return found is not None and found.kind in ("doi", "shortener")

@@ -527,16 +527,3 @@ def score_page(
     `cfg.page_threshold` is the caller's decision, so that it can record the score either way.
     """
     return _score_with(embedder, encode_queries(embedder, query_texts), url, text, cfg)
-
-
-def rank_pages(
-    embedder: Embedder,
-    query_texts: Sequence[str],
-    pages: Sequence[tuple[str, str]],
-    cfg: RelevanceConfig,
-) -> list[PageScore]:
-    """Score `(url, text)` pages, encoding the queries once; best page first, ties in input
-    order."""
-    queries = encode_queries(embedder, query_texts)
-    scored = [_score_with(embedder, queries, url, text, cfg) for url, text in pages]
-    return sorted(scored, key=lambda page: -page.score)

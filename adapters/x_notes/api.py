@@ -87,11 +87,6 @@ class CreateResult(_Model):
     data: CreatedNote
 
 
-class EvaluatorResult(_Model):
-    evaluator_type: str
-    evaluator_score_bucket: str
-
-
 class WrittenNote(_Model):
     id: str
     post_id: str = ""

@@ -26,7 +26,7 @@ from bot import notes, users
 from bot.commands.run import run_command
 from bot.commands.status import status_command
 from bot.config import Settings, load_settings
-from bot.notes import finish, misleading_tags, signals, sync_statuses, trustworthy
+from bot.notes import finish, misleading_tags, signals, trustworthy
 from bot.notes_admission import admission
 from bot.notes_review import note_facts
 from bot.notes_store import SqlNotesLedger
@@ -339,7 +339,7 @@ def test_status_shows_notes_written_and_admission_progress(
     live = settings("live")
     run_once(live)
     with database_of(live) as db:
-        sync_statuses(build_notes_adapter(live, db))
+        build_notes_adapter(live, db).sync()
     capsys.readouterr()
 
     status_command(SimpleNamespace(obj=live), json_=True)  # type: ignore[arg-type]
@@ -445,7 +445,7 @@ def test_status_sync_copies_buckets_and_finds_notes_whose_receipt_was_lost(
         "11", notes_info(), test_mode=True
     )
 
-    assert sync_statuses(adapter) == 1
+    assert adapter.sync() == 1
 
     with db.session() as session:
         row = session.scalars(select(XNote)).one()

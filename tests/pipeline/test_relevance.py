@@ -21,7 +21,6 @@ from pipeline.relevance import (
     default_model_path,
     encode_page,
     get_embedder,
-    rank_pages,
     relevance_texts,
     score_page,
     split_passages,
@@ -269,18 +268,14 @@ def test_empty_page_scores_zero_and_queries_are_required(embedder: Embedder) -> 
         score_page(embedder, ["  "], "u", ON_TOPIC, RelevanceConfig())
 
 
-def test_rank_pages_puts_the_relevant_page_first(embedder: Embedder) -> None:
-    ranked = rank_pages(
-        embedder,
-        [CLAIM],
-        [("bread", OFF_TOPIC), ("mmr", ON_TOPIC), ("empty", "")],
-        RelevanceConfig(),
+def test_the_relevant_page_scores_above_the_off_topic_one(embedder: Embedder) -> None:
+    cfg = RelevanceConfig()
+    on, off, empty = (
+        score_page(embedder, [CLAIM], url, text, cfg)
+        for url, text in (("mmr", ON_TOPIC), ("bread", OFF_TOPIC), ("empty", ""))
     )
-    assert ranked[0].url == "mmr"
-    assert sorted(p.url for p in ranked) == ["bread", "empty", "mmr"]
-    scores = [p.score for p in ranked]
-    assert scores == sorted(scores, reverse=True)
-    assert scores[0] > scores[1] + 0.3
+    assert on.score > off.score + 0.3
+    assert empty.score == 0.0 and empty.passages == []
 
 
 class CountingEmbedder:
