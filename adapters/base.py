@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,19 @@ MAX_TEXT_CHARS = 25_000
 # "unsupported" is an attachment the adapter could not read (an embed type it does not know),
 # recorded with a note instead of dropped.
 VIDEO_KINDS = frozenset({"video", "animated_gif"})
+
+# What the bot does with a decided reply: post it, queue it for a moderator, or only record it.
+Mode = Literal["dry-run", "review", "live"]
+
+
+# The `[name]` section of the settings every adapter has; each adapter's own model (its
+# `settings` module) adds what its platform needs. Secrets are `SecretStr` fields the bot's
+# settings fill from the environment only.
+class AdapterConfig(BaseModel):
+    enabled: bool = False
+    mode: Mode | None = None  # per-adapter override of the global mode
+    poll_interval_s: float = 60.0
+    bot_handle: str = "factnote"  # our own account, for loop prevention
 
 
 class MediaRef(BaseModel):

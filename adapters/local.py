@@ -29,6 +29,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from adapters.base import (
+    AdapterConfig,
     FetchResult,
     MediaRef,
     PlatformError,
@@ -43,6 +44,14 @@ from adapters.base import (
 PLATFORM = "local"
 MAX_ENTRY_BYTES = 1_000_000  # a summons is a few kB; anything this large is not one
 MAX_KEY_CHARS = 128  # requests.summons_id
+
+
+# The `[local]` section of the settings: where the inbox is read and the outbox written.
+class LocalAdapterConfig(AdapterConfig):
+    enabled: bool = True
+    inbox: str = "examples/inbox"
+    outbox: str = "data/outbox.jsonl"
+    poll_interval_s: float = 5.0
 
 
 def _no_nul(text: str) -> str:

@@ -33,6 +33,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from adapters.base import AdapterConfig as AdapterConfig
+from adapters.base import Mode as Mode
+from adapters.bluesky.settings import BlueskyAdapterConfig
+from adapters.local import LocalAdapterConfig
+from adapters.x.settings import XAdapterConfig
+from adapters.x_notes.settings import XNotesAdapterConfig
 from bot.config_check import environment_warnings as unknown_environment
 from bot.config_check import unknown_key_lines
 from pipeline.config import PipelineConfig
@@ -41,7 +47,6 @@ if TYPE_CHECKING:  # the adapters import their SDKs: only when an adapter is bui
     from adapters.bluesky.client import BlueskyCredentials
     from adapters.x.client import XCredentials
 
-Mode = Literal["dry-run", "review", "live"]
 
 # Environment names that stand for one nested setting each, tried in order; the first one set
 # (and not blank) wins over the nested `FACTNOTE_SECTION__KEY` name and the TOML file.
@@ -114,120 +119,31 @@ def check_database_url(
     return url
 
 
-class AdapterConfig(BaseModel):
-    enabled: bool = False
-    mode: Mode | None = None  # per-adapter override of the global mode
-    poll_interval_s: float = 60.0
-    bot_handle: str = "factnote"  # our own account, for loop prevention
+def bluesky_credentials(cfg: BlueskyAdapterConfig) -> BlueskyCredentials:
+    """The adapter's credentials; ConfigError naming the variables that are not set."""
+    from adapters.bluesky.client import DEFAULT_PDS, BlueskyCredentials
+
+    values = _required(
+        "bluesky", "Bluesky credentials", handle=cfg.handle, app_password=cfg.app_password
+    )
+    return BlueskyCredentials(
+        handle=values["handle"].lstrip("@"),
+        app_password=values["app_password"],
+        pds=(cfg.pds or "").strip() or DEFAULT_PDS,
+    )
 
 
-class LocalAdapterConfig(AdapterConfig):
-    enabled: bool = True
-    inbox: str = "examples/inbox"
-    outbox: str = "data/outbox.jsonl"
-    poll_interval_s: float = 5.0
+def x_credentials(cfg: XAdapterConfig) -> XCredentials:
+    """The adapter's credentials; ConfigError naming the variables that are not set."""
+    from adapters.x.client import XCredentials
 
-
-class BlueskyAdapterConfig(AdapterConfig):
-    session_path: str = "data/bluesky.session"
-    # Notifications sort by min(createdAt, indexedAt): each poll reads this far behind its cursor.
-    notification_overlap_s: float = Field(default=600.0, ge=0)
-    # The bot's account (FACTNOTE_BLUESKY_HANDLE, _APP_PASSWORD, _PDS); unset PDS: bsky.social.
-    handle: str | None = None
-    app_password: SecretStr | None = None
-    pds: str | None = None
-
-    def credentials(self) -> BlueskyCredentials:
-        """The adapter's credentials; ConfigError naming the variables that are not set."""
-        from adapters.bluesky.client import DEFAULT_PDS, BlueskyCredentials
-
-        values = _required(
-            "bluesky", "Bluesky credentials", handle=self.handle, app_password=self.app_password
-        )
-        return BlueskyCredentials(
-            handle=values["handle"].lstrip("@"),
-            app_password=values["app_password"],
-            pds=(self.pds or "").strip() or DEFAULT_PDS,
-        )
-
-
-# The least time between two X mention reads per plan: pay-per-use bills each read (one a
-# minute is plenty); the legacy Free plan allows one mentions request per 15 minutes.
-X_PLAN_MIN_POLL_S = {"pay-per-use": 60.0, "free": 900.0}
-
-
-class XAdapterConfig(AdapterConfig):
-    plan: Literal["pay-per-use", "free"] = "pay-per-use"
-    # poll_interval_s unset: the plan's minimum. Lower than that is refused.
-    # The bot's X app and account (FACTNOTE_X_*). The bearer token is kept but not used.
-    bearer_token: SecretStr | None = None
-    consumer_key: SecretStr | None = None
-    consumer_secret: SecretStr | None = None
-    access_token: SecretStr | None = None
-    access_token_secret: SecretStr | None = None
-    bot_user_id: str | None = None
-    bot_username: str | None = None
-    # Reply-rule refusals in a row after which posting stops until restart.
-    max_reply_refusals: int = Field(default=5, ge=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _plan_default_interval(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("poll_interval_s") is None:
-            plan = data.get("plan", "pay-per-use")
-            data = {**data, "poll_interval_s": X_PLAN_MIN_POLL_S.get(plan, 60.0)}
-        return data
-
-    @model_validator(mode="after")
-    def _plan_floor(self) -> XAdapterConfig:
-        floor = X_PLAN_MIN_POLL_S[self.plan]
-        if self.poll_interval_s < floor:
-            raise ValueError(
-                f"x.poll_interval_s is {self.poll_interval_s:g} s; the {self.plan} plan needs "
-                f"at least {floor:g} s between mention reads"
-            )
-        return self
-
-    def credentials(self) -> XCredentials:
-        """The adapter's credentials; ConfigError naming the variables that are not set."""
-        from adapters.x.client import XCredentials
-
-        # Every field of XCredentials is a required setting of the same name here.
-        wanted = {f.name: getattr(self, f.name) for f in dataclasses.fields(XCredentials)}
-        values = _required("x", "X credentials", **wanted)
-        if not values["bot_user_id"].isdigit():
-            raise ConfigError(f"{FLAT_ENV['x', 'bot_user_id'][0]} must be the numeric user id")
-        values["bot_username"] = values["bot_username"].lstrip("@")
-        return XCredentials(**values)
-
-
-class XNotesAdapterConfig(AdapterConfig):
-    """The Community Notes writer (`adapters/x_notes`). Its credentials are the `[x]` section's
-    (OAuth 1.0a user tokens of the writer account)."""
-
-    poll_interval_s: float = 600.0
-    # On until explicitly turned off; X refuses non-test calls until the writer is admitted.
-    test_mode: bool = True
-    base_url: str = "https://api.twitter.com"  # a loopback fake in tests and the demo
-    evaluate_path: str = "/2/notes/evaluate"  # older docs: /2/evaluate_note
-    post_selection: str = "feed_size:small"
-    max_results: int = Field(default=100, ge=1, le=100)
-    max_pages: int = Field(default=1, ge=1)
-    max_post_age_h: float = Field(default=24.0, gt=0)
-    max_drafts_per_poll: int = Field(default=10, ge=0)
-    # claim_opinion_score a note must exceed: in test mode, and once admitted.
-    evaluate_floor: float = 0.5
-    evaluate_floor_admitted: float = 0.0
-    initial_daily_cap: int = Field(default=10, ge=0)
-    queue_ttl_h: float = Field(default=24.0, gt=0)
-    request_budget: int = Field(default=90, ge=1)  # calls per budget window, all endpoints
-    budget_window_s: float = Field(default=900.0, gt=0)
-    sync_interval_h: float = Field(default=3.0, gt=0)
-    timeout_s: float = Field(default=20.0, gt=0)
-
-    @property
-    def floor(self) -> float:
-        return self.evaluate_floor if self.test_mode else self.evaluate_floor_admitted
+    # Every field of XCredentials is a required setting of the same name here.
+    wanted = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(XCredentials)}
+    values = _required("x", "X credentials", **wanted)
+    if not values["bot_user_id"].isdigit():
+        raise ConfigError(f"{FLAT_ENV['x', 'bot_user_id'][0]} must be the numeric user id")
+    values["bot_username"] = values["bot_username"].lstrip("@")
+    return XCredentials(**values)
 
 
 def inbox_folder(inbox: str) -> Path:

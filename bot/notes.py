@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from sqlalchemy import select
 
 from adapters.base import Adapter, PlatformError, Summons
-from adapters.x_notes import MISLEADING, XNotesAdapter
+from adapters.x_notes.adapter import MISLEADING, XNotesAdapter
 from bot.config import Settings
 from bot.notes_store import SqlNotesLedger
 from bot.platforms import Finished

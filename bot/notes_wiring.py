@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from adapters.x_notes import NotesClient, NotesOptions, RequestBudget, XNotesAdapter
-from bot.config import Settings
+from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
+from adapters.x_notes.budget import RequestBudget
+from adapters.x_notes.client import NotesClient
+from bot.config import Settings, x_credentials
 from bot.notes_store import SqlNotesLedger
 from pipeline.records import utcnow
 from storage.db import Database
@@ -33,7 +35,7 @@ def build_notes_adapter(settings: Settings, db: Database | None = None) -> XNote
     cfg = settings.x_notes
     budget = RequestBudget(cfg.request_budget, timedelta(seconds=cfg.budget_window_s), utcnow)
     client = NotesClient(
-        settings.x.credentials(),
+        x_credentials(settings.x),
         budget,
         base_url=cfg.base_url,
         evaluate_path=cfg.evaluate_path,

@@ -26,17 +26,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from adapters.base import Adapter, Summons
-from bot.config import (
-    AdapterConfig,
-    BlueskyAdapterConfig,
-    ConfigError,
-    LocalAdapterConfig,
-    Mode,
-    Settings,
-    XAdapterConfig,
-    XNotesAdapterConfig,
-)
+from adapters.base import Adapter, AdapterConfig, Mode, Summons
+from adapters.bluesky.settings import BlueskyAdapterConfig
+from adapters.local import LocalAdapterConfig
+from adapters.x.settings import XAdapterConfig
+from adapters.x_notes.settings import XNotesAdapterConfig
+from bot.config import ConfigError, Settings, bluesky_credentials, x_credentials
 from pipeline.records import Decision, Platform
 
 if TYPE_CHECKING:
@@ -141,20 +136,20 @@ def _local(settings: Settings) -> Adapter:
 
 
 def _x(settings: Settings) -> Adapter:
-    from adapters.x import XAdapter
+    from adapters.x.adapter import XAdapter
 
     return XAdapter(
-        settings.x.credentials(),
+        x_credentials(settings.x),
         known_bots=settings.runtime.known_bots,
         max_reply_refusals=settings.x.max_reply_refusals,
     )
 
 
 def _bluesky(settings: Settings) -> Adapter:
-    from adapters.bluesky import BlueskyAdapter
+    from adapters.bluesky.adapter import BlueskyAdapter
 
     return BlueskyAdapter(
-        settings.bluesky.credentials(),
+        bluesky_credentials(settings.bluesky),
         session_path=settings.bluesky.session_path,
         known_bots=settings.runtime.known_bots,
         overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),

@@ -17,27 +17,3 @@ The package, one concern a module (each module's docstring says how and why):
 
 Post text and records are untrusted data; nothing here acts on their content.
 """
-
-from adapters.bluesky.adapter import BlueskyAdapter
-from adapters.bluesky.client import (
-    DEFAULT_PDS,
-    BlueskyClient,
-    BlueskyCredentials,
-)
-from adapters.bluesky.notifications import DEFAULT_OVERLAP
-from adapters.bluesky.profile import BotLabelResult
-from adapters.bluesky.replies import reply_record_key
-from adapters.bluesky.text import ReplyTooLong, link_label, reply_text_builder
-
-__all__ = [
-    "DEFAULT_OVERLAP",
-    "DEFAULT_PDS",
-    "BlueskyAdapter",
-    "BlueskyClient",
-    "BlueskyCredentials",
-    "BotLabelResult",
-    "ReplyTooLong",
-    "link_label",
-    "reply_record_key",
-    "reply_text_builder",
-]

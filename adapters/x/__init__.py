@@ -13,8 +13,3 @@ how that shapes it):
 - `posts`: posts and their expansions as `SocialPost` records; a user's timeline; who is a bot.
 - `replies`: posting a reply to the mention, and finding it again on the bot's timeline.
 """
-
-from adapters.x.adapter import XAdapter
-from adapters.x.client import XClient, XCredentials, build_client
-
-__all__ = ["XAdapter", "XClient", "XCredentials", "build_client"]

@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.text import Text
 
 from adapters.base import PlatformError
-from adapters.bluesky import BlueskyAdapter
+from adapters.bluesky.adapter import BlueskyAdapter
 from bot.commands.output import fail
 from bot.commands.settings import loaded
-from bot.config import ConfigError
+from bot.config import ConfigError, bluesky_credentials
 
 app = typer.Typer(help="One-off account setup", no_args_is_help=True)
 
@@ -56,7 +56,7 @@ def bluesky(
 ) -> None:
     """Set the `bot` self-label on the Bluesky profile (credentials from FACTNOTE_BLUESKY_*)."""
     try:
-        creds = loaded(ctx).bluesky.credentials()
+        creds = bluesky_credentials(loaded(ctx).bluesky)
     except ConfigError as exc:
         fail(str(exc), 2)
     adapter = BlueskyAdapter(creds, session_path=session_path or _default_session_path(ctx))

@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from adapters.base import AdapterConfig
 from bot import overrides, platforms
-from bot.config import AdapterConfig, Settings
+from bot.config import Settings
 from bot.posting import post_one
 from bot.service import build_adapters
 from storage.db import Database

@@ -12,8 +12,11 @@ import pytest
 
 from adapters.base import PlatformError, RateLimited, Summons, TargetStatus
 from adapters.x.client import XCredentials
-from adapters.x_notes import NotesClient, NotesOptions, RequestBudget, XNotesAdapter, text_hash
+from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
+from adapters.x_notes.budget import RequestBudget
+from adapters.x_notes.client import NotesClient
 from adapters.x_notes.errors import NotEligible
+from adapters.x_notes.ledger import text_hash
 from bot.notes_store import SqlNotesLedger
 from storage.db import Database
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post

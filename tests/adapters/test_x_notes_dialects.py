@@ -9,7 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from adapters.base import TargetStatus
 from adapters.x.client import XCredentials
-from adapters.x_notes import NotesClient, NotesOptions, RequestBudget, XNotesAdapter
+from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
+from adapters.x_notes.budget import RequestBudget
+from adapters.x_notes.client import NotesClient
 from bot.notes_store import SqlNotesLedger
 from storage.db import Database
 from testing.fakes.x_notes_api import FakeNotesApi, post

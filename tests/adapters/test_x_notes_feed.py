@@ -12,7 +12,9 @@ import pytest
 
 from adapters.base import FetchResult, TargetStatus
 from adapters.x.client import XCredentials
-from adapters.x_notes import NotesClient, NotesOptions, RequestBudget, XNotesAdapter
+from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
+from adapters.x_notes.budget import RequestBudget
+from adapters.x_notes.client import NotesClient
 from bot.notes_store import SqlNotesLedger
 from storage.db import Database
 from testing.fakes.x_notes_api import FakeNotesApi, post

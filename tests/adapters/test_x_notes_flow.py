@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from sqlalchemy import select
 
 from adapters.base import Summons
-from adapters.x_notes import text_hash
+from adapters.x_notes.ledger import text_hash
 from bot import notes, users
 from bot.commands.run import run_command
 from bot.commands.status import status_command
@@ -455,7 +455,7 @@ def test_status_sync_copies_buckets_and_finds_notes_whose_receipt_was_lost(
 
 
 def notes_info() -> Any:
-    from adapters.x_notes import NoteInfo
+    from adapters.x_notes.client import NoteInfo
 
     return NoteInfo(NOTE, "misinformed_or_potentially_misleading", ("factual_error",), True)
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from adapters.base import AccessDenied
 from bot import platforms
 from bot.cli import app
-from bot.config import ConfigError, Settings, load_settings
+from bot.config import ConfigError, Settings, bluesky_credentials, load_settings, x_credentials
 from bot.runtime import open_runtime
 from pipeline.config import PipelineConfig
 from testing.fakes.http_server import LocalHTTPServer, Route
@@ -212,7 +212,7 @@ def test_secret_values_are_every_secret_set_and_the_database_password(
 def test_x_credentials_come_from_the_environment_trimmed(env: pytest.MonkeyPatch) -> None:
     for name, value in X_ENV.items():
         env.setenv(name, value)
-    creds = load_settings().x.credentials()
+    creds = x_credentials(load_settings().x)
     assert (creds.bot_user_id, creds.bot_username) == ("1500000000000000001", "factnote")
     assert creds.access_token == X_SECRETS["FACTNOTE_X_ACCESS_TOKEN"]
     assert creds.consumer_key == X_SECRETS["FACTNOTE_X_CONSUMER_KEY"]
@@ -226,7 +226,7 @@ def test_missing_x_credentials_name_the_variables_and_never_the_values(
             env.setenv(name, value)
     env.setenv("FACTNOTE_X_CONSUMER_SECRET", "   ")
     with pytest.raises(ConfigError) as err:
-        load_settings().x.credentials()
+        x_credentials(load_settings().x)
     message = str(err.value)
     assert "FACTNOTE_X_ACCESS_TOKEN_SECRET" in message
     assert "FACTNOTE_X_CONSUMER_SECRET" in message
@@ -236,15 +236,15 @@ def test_missing_x_credentials_name_the_variables_and_never_the_values(
     env.setenv("FACTNOTE_X_ACCESS_TOKEN_SECRET", "a")
     env.setenv("FACTNOTE_X_BOT_USER_ID", "@factnote")
     with pytest.raises(ConfigError, match="FACTNOTE_X_BOT_USER_ID must be the numeric user id"):
-        load_settings().x.credentials()
+        x_credentials(load_settings().x)
 
 
 def test_bluesky_credentials_come_from_the_environment(env: pytest.MonkeyPatch) -> None:
     env.setenv("FACTNOTE_BLUESKY_HANDLE", "@bot.example")
     with pytest.raises(ConfigError, match="FACTNOTE_BLUESKY_APP_PASSWORD"):
-        load_settings().bluesky.credentials()
+        bluesky_credentials(load_settings().bluesky)
     env.setenv("FACTNOTE_BLUESKY_APP_PASSWORD", "app-password-secret")
-    creds = load_settings().bluesky.credentials()
+    creds = bluesky_credentials(load_settings().bluesky)
     assert (creds.handle, creds.pds) == ("bot.example", "https://bsky.social")
     assert creds.app_password == "app-password-secret"
 

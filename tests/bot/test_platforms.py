@@ -15,6 +15,7 @@ from pydantic import Field
 from sqlalchemy import select
 
 from adapters.base import (
+    AdapterConfig,
     FetchResult,
     ReplyReceipt,
     SocialPost,
@@ -23,7 +24,7 @@ from adapters.base import (
 )
 from bot import overrides, platforms
 from bot.commands.run import apply_mode
-from bot.config import AdapterConfig, ConfigError, Settings
+from bot.config import ConfigError, Settings
 from bot.convert import reply_platform
 from bot.platforms import AdapterSpec, TriagePolicy
 from bot.runtime import open_runtime

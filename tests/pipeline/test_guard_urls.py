@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from adapters.bluesky import reply_text_builder
+from adapters.bluesky.text import reply_text_builder
 from pipeline.check import Checker
 from pipeline.config import GuardConfig
 from pipeline.guard import check_text, find_urls

@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from adapters.bluesky import (
-    BlueskyAdapter,
-    BlueskyCredentials,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
+from adapters.bluesky.client import BlueskyCredentials
 from tests.adapters.bluesky.helpers import (
     BOT_HANDLE,
     PASSWORD,

@@ -35,9 +35,7 @@ from atproto import Client, Request, Session
 from adapters.base import (
     Summons,
 )
-from adapters.bluesky import (
-    BlueskyAdapter,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "bluesky"
 PDS = "https://pds.test"

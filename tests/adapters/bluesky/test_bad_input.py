@@ -13,9 +13,7 @@ from adapters.base import (
     Summons,
     TargetStatus,
 )
-from adapters.bluesky import (
-    BlueskyAdapter,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
 from adapters.bluesky.depth import MAX_ITEM_DEPTH, TOO_DEEP, cap_depth
 from storage.db import Database
 from storage.models import Request as RequestRow

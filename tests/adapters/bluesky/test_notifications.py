@@ -8,9 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from adapters.bluesky import (
-    BlueskyAdapter,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
 from storage.db import Database
 from storage.models import Request as RequestRow
 from tests.adapters.bluesky.helpers import (

@@ -6,10 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.bluesky import (
-    BlueskyAdapter,
-    reply_record_key,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
+from adapters.bluesky.replies import reply_record_key
 from tests.adapters.bluesky.helpers import (
     ALICE,
     BOT_DID,

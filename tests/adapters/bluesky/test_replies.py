@@ -15,12 +15,9 @@ from adapters.base import (
     ReplyForbidden,
     Summons,
 )
-from adapters.bluesky import (
-    BlueskyAdapter,
-    ReplyTooLong,
-    link_label,
-    reply_record_key,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
+from adapters.bluesky.replies import reply_record_key
+from adapters.bluesky.text import ReplyTooLong, link_label
 from tests.adapters.bluesky.helpers import (
     ALICE,
     BOB_ROOT,

@@ -15,10 +15,8 @@ from adapters.base import (
     Adapter,
     PlatformError,
 )
-from adapters.bluesky import (
-    BlueskyAdapter,
-    BlueskyCredentials,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
+from adapters.bluesky.client import BlueskyCredentials
 from storage.db import Database
 from tests.adapters.bluesky.helpers import (
     BOT_DID,

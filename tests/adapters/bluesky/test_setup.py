@@ -10,9 +10,7 @@ import pytest
 from atproto import Request
 from typer.testing import CliRunner
 
-from adapters.bluesky import (
-    BlueskyAdapter,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
 from tests.adapters.bluesky.helpers import (
     BOT_DID,
     BOT_HANDLE,

@@ -12,9 +12,7 @@ from adapters.base import (
     ReplyForbidden,
     TargetStatus,
 )
-from adapters.bluesky import (
-    BlueskyAdapter,
-)
+from adapters.bluesky.adapter import BlueskyAdapter
 from tests.adapters.bluesky.helpers import (
     ALICE,
     BOB_ROOT,

@@ -24,7 +24,8 @@ from urllib.parse import parse_qs, urlsplit
 from adapters.base import (
     Summons,
 )
-from adapters.x import XAdapter, XCredentials
+from adapters.x.adapter import XAdapter
+from adapters.x.client import XCredentials
 
 API = "https://api.twitter.com/2"
 BOT_ID = "1500000000000000001"

@@ -16,7 +16,7 @@ from adapters.base import (
     Summons,
     TargetStatus,
 )
-from adapters.x import XAdapter
+from adapters.x.adapter import XAdapter
 from storage.db import Database
 from storage.models import Cursor
 from storage.models import Request as RequestRow
