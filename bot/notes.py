@@ -25,7 +25,7 @@ from sqlalchemy import select
 from adapters.base import Adapter, PlatformError, Summons
 from adapters.x_notes.adapter import MISLEADING, XNotesAdapter
 from bot.config import Settings
-from bot.notes_store import SqlNotesLedger
+from bot.notes_store import SqlNoteStore
 from bot.platforms import Finished
 from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher
@@ -137,8 +137,8 @@ def finish(
     if dead or not urls:
         return _abstain(decision, f"notes: URL did not answer 200: {', '.join(dead) or 'none'}")
     cfg = settings.x_notes
-    ledger = SqlNotesLedger(db)
-    ledger.prepare(
+    store = SqlNoteStore(db)
+    store.prepare(
         summons.id,
         cfg.test_mode,
         request_id=_request_id(db, summons),

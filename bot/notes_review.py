@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from adapters.x_notes.ledger import text_hash
+from adapters.x_notes.note_store import text_hash
 from storage.models import Request, XNote, XNoteEvaluation
 
 

@@ -1,4 +1,4 @@
-"""The note writer's ledger in SQL (`adapters.x_notes.ledger.NotesLedger`): tables `x_notes`,
+"""The note writer's store in SQL (`adapters.x_notes.note_store.NoteStore`): tables `x_notes`,
 `x_note_evaluations` and `x_note_caps` (migration 0007). Every write is its own transaction, so
 a submission intent is committed before the POST that follows it."""
 
@@ -10,12 +10,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from adapters.x_notes.api import WrittenNote
-from adapters.x_notes.ledger import PreparedNote
+from adapters.x_notes.note_store import PreparedNote
 from storage.db import Database
 from storage.models import XNote, XNoteCap, XNoteEvaluation
 
 
-class SqlNotesLedger:
+class SqlNoteStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 

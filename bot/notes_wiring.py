@@ -1,5 +1,5 @@
 """Builds the `x_notes` adapter from the settings: the `[x]` section's OAuth 1.0a user tokens,
-the `[x_notes]` section's options, and the SQL ledger on the bot's database."""
+the `[x_notes]` section's options, and the SQL store on the bot's database."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
 from bot.config import Settings, x_credentials
-from bot.notes_store import SqlNotesLedger
+from bot.notes_store import SqlNoteStore
 from pipeline.records import utcnow
 from storage.db import Database
 
@@ -43,4 +43,4 @@ def build_notes_adapter(settings: Settings, db: Database | None = None) -> XNote
     )
     if db is None:
         db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
-    return XNotesAdapter(client, SqlNotesLedger(db), notes_options(settings), clock=utcnow)
+    return XNotesAdapter(client, SqlNoteStore(db), notes_options(settings), clock=utcnow)

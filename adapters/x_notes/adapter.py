@@ -36,7 +36,7 @@ from adapters.x.posts import PostReader
 from adapters.x_notes.api import EligiblePage
 from adapters.x_notes.client import NoteInfo, NotesClient
 from adapters.x_notes.errors import AlreadyNoted, DailyLimitReached
-from adapters.x_notes.ledger import NotesLedger, text_hash
+from adapters.x_notes.note_store import NoteStore, text_hash
 from adapters.x_notes.triage import Candidate, ranked, skip_reason
 
 log = logging.getLogger(__name__)
@@ -66,13 +66,13 @@ class XNotesAdapter:
     def __init__(
         self,
         client: NotesClient,
-        ledger: NotesLedger,
+        store: NoteStore,
         options: NotesOptions,
         *,
         clock: Callable[[], datetime],
     ) -> None:
         self.client = client
-        self.ledger = ledger
+        self.store = store
         self.options = options
         self._clock = clock
         # PostReader.post only reads the page it is given; it never calls its client.
@@ -142,10 +142,10 @@ class XNotesAdapter:
     def sync(self) -> int:
         """Our notes' statuses and evaluator buckets from `notes_written`."""
         written = list(self.client.notes_written(test_mode=self.options.test_mode))
-        return self.ledger.apply_written(written, self.options.test_mode, self._clock())
+        return self.store.apply_written(written, self.options.test_mode, self._clock())
 
     def _sync_when_due(self, now: datetime) -> None:
-        last = self.ledger.last_synced(self.options.test_mode)
+        last = self.store.last_synced(self.options.test_mode)
         if last is not None and now - last < self.options.sync_interval:
             return
         try:
@@ -161,20 +161,20 @@ class XNotesAdapter:
         try:
             score = self.client.evaluate(post_id, text)
         except PlatformError as exc:
-            self.ledger.record_score(post_id, sha, None, str(exc)[:500], self.options.test_mode)
+            self.store.record_score(post_id, sha, None, str(exc)[:500], self.options.test_mode)
             raise
-        self.ledger.record_score(post_id, sha, score, None, self.options.test_mode)
+        self.store.record_score(post_id, sha, score, None, self.options.test_mode)
         return score
 
     def post_reply(self, summons: Summons, text: str, links: Sequence[str] = ()) -> ReplyReceipt:
         opts = self.options
         now = self._clock()
-        prepared = self.ledger.prepared(summons.id, opts.test_mode)
+        prepared = self.store.prepared(summons.id, opts.test_mode)
         if prepared is None or prepared.classification != MISLEADING:
             raise PlatformError(
                 f"X notes: no misleading note prepared for post {summons.id}", retryable=False
             )
-        score = self.ledger.score(summons.id, text_hash(text))
+        score = self.store.score(summons.id, text_hash(text))
         if score is None:  # edited in review, or never scored: evaluate this exact text
             score = self.evaluate(summons.id, text)
         if score <= opts.floor:
@@ -183,7 +183,7 @@ class XNotesAdapter:
                 retryable=False,
             )
         self._within_cap(now, prepared.drafted_at)
-        self.ledger.mark_intent(summons.id, text, opts.test_mode, now)
+        self.store.mark_intent(summons.id, text, opts.test_mode, now)
         info = NoteInfo(text, MISLEADING, prepared.misleading_tags, prepared.trustworthy_sources)
         try:
             created = self.client.create_note(summons.id, info, test_mode=opts.test_mode)
@@ -193,15 +193,15 @@ class XNotesAdapter:
                 return ReplyReceipt(reply_id=f"existing:{summons.id}", posted_at=now)
             return found
         except DailyLimitReached as exc:
-            sent = self.ledger.submissions_since(now - timedelta(hours=24), opts.test_mode)
-            self.ledger.learn_cap(len(sent), opts.test_mode, now)
+            sent = self.store.submissions_since(now - timedelta(hours=24), opts.test_mode)
+            self.store.learn_cap(len(sent), opts.test_mode, now)
             raise RateLimited(str(exc), reset_at=_cap_reset(sent, now)) from exc
-        self.ledger.mark_submitted(summons.id, created.id, opts.test_mode, now)
+        self.store.mark_submitted(summons.id, created.id, opts.test_mode, now)
         return ReplyReceipt(reply_id=created.id, posted_at=now)
 
     def _within_cap(self, now: datetime, drafted_at: datetime) -> None:
         opts = self.options
-        learned = self.ledger.learned_cap(opts.test_mode)
+        learned = self.store.learned_cap(opts.test_mode)
         if learned is None:
             cap = opts.initial_cap  # X starts new writers at 10 a day
         elif now - learned[1] < timedelta(hours=24):
@@ -210,7 +210,7 @@ class XNotesAdapter:
             # X's limit moves with the hit rate: a day after it was learned, the cap no longer
             # binds here, and X's next "daily limit" answer teaches the new one.
             return
-        sent = self.ledger.submissions_since(now - timedelta(hours=24), opts.test_mode)
+        sent = self.store.submissions_since(now - timedelta(hours=24), opts.test_mode)
         if len(sent) < cap:
             return
         if now - drafted_at >= opts.queue_ttl:
@@ -226,7 +226,7 @@ class XNotesAdapter:
     def find_reply(self, summons: Summons) -> ReplyReceipt | None:
         for note in self.client.notes_written(test_mode=self.options.test_mode):
             if note.post_id == summons.id:
-                self.ledger.mark_submitted(
+                self.store.mark_submitted(
                     summons.id, note.id, self.options.test_mode, self._clock()
                 )
                 return ReplyReceipt(reply_id=note.id, posted_at=self._clock())

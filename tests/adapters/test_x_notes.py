@@ -16,11 +16,11 @@ from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
 from adapters.x_notes.errors import NotEligible
-from adapters.x_notes.ledger import text_hash
-from bot.notes_store import SqlNotesLedger
+from adapters.x_notes.note_store import text_hash
+from bot.notes_store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
-from tests.adapters.notes_ledger import prepare_note
+from tests.adapters.note_store_memory import prepare_note
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 CREDS = XCredentials("bearer", "ck", "cs", "at", "ats", "1", "factnote")
@@ -46,9 +46,7 @@ def client(api: FakeNotesApi, clock: Clock, limit: int = 90, **kw: Any) -> Notes
 
 
 def adapter(api: FakeNotesApi, db: Database, clock: Clock, **options: Any) -> XNotesAdapter:
-    return XNotesAdapter(
-        client(api, clock), SqlNotesLedger(db), NotesOptions(**options), clock=clock
-    )
+    return XNotesAdapter(client(api, clock), SqlNoteStore(db), NotesOptions(**options), clock=clock)
 
 
 def prepare(db: Database, post_id: str, *, at: datetime = NOW) -> None:
@@ -57,7 +55,7 @@ def prepare(db: Database, post_id: str, *, at: datetime = NOW) -> None:
 
 @pytest.fixture
 def notes(feed: FakeNotesApi, db: Database, clock: Clock) -> XNotesAdapter:
-    """The adapter with a note for post 11 prepared in the ledger, as the bot leaves it."""
+    """The adapter with a note for post 11 prepared in the store, as the bot leaves it."""
     prepare(db, "11")
     return adapter(feed, db, clock)
 
@@ -237,10 +235,10 @@ def test_an_edited_text_is_evaluated_again_under_its_own_hash(
 
     notes.post_reply(summons("11"), edited)
 
-    ledger = SqlNotesLedger(db)
+    store = SqlNoteStore(db)
     assert feed.evaluated[-1]["note_text"] == edited
-    assert ledger.score("11", text_hash(edited)) == 0.8
-    assert ledger.score("11", text_hash(NOTE)) == 0.8
+    assert store.score("11", text_hash(edited)) == 0.8
+    assert store.score("11", text_hash(NOTE)) == 0.8
     assert feed.notes[0].info["text"] == edited
 
 
@@ -271,7 +269,7 @@ def test_after_a_kill_between_intent_and_receipt_the_note_is_found_not_written_a
     def killed(*args: object) -> None:
         raise SystemExit("killed after the POST")
 
-    monkeypatch.setattr(notes.ledger, "mark_submitted", killed)
+    monkeypatch.setattr(notes.store, "mark_submitted", killed)
     with pytest.raises(SystemExit):
         notes.post_reply(summons("11"), NOTE)
     monkeypatch.undo()
@@ -280,7 +278,7 @@ def test_after_a_kill_between_intent_and_receipt_the_note_is_found_not_written_a
 
     assert found is not None and found.reply_id == feed.notes[0].id
     assert len(feed.notes) == 1
-    assert SqlNotesLedger(db).submissions_since(NOW - timedelta(hours=1), True) == [NOW]
+    assert SqlNoteStore(db).submissions_since(NOW - timedelta(hours=1), True) == [NOW]
 
 
 def test_the_daily_limit_answer_sets_the_cap_to_the_last_24_hours_and_keeps_the_rest_queued(
@@ -296,7 +294,7 @@ def test_the_daily_limit_answer_sets_the_cap_to_the_last_24_hours_and_keeps_the_
         with pytest.raises(RateLimited) as limited:
             notes.post_reply(summons("3"), NOTE)
         assert limited.value.reset_at == NOW + timedelta(hours=24)
-        assert notes.ledger.learned_cap(True) == (3, NOW)
+        assert notes.store.learned_cap(True) == (3, NOW)
 
         # The learned cap holds the next one back without asking X.
         posts_before = api.calls("POST /2/notes")

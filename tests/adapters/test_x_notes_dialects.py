@@ -12,7 +12,7 @@ from adapters.x.client import XCredentials
 from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
-from bot.notes_store import SqlNotesLedger
+from bot.notes_store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import FakeNotesApi, post
 
@@ -71,7 +71,7 @@ def test_the_feed_asks_in_2167_names_first_for_note_requests_and_shown_notes() -
 def test_the_feed_falls_back_to_2159_names_on_a_400_and_keeps_them(db: Database) -> None:
     pages = [[post("11", "claim", NOW - timedelta(hours=1), source_links=["https://a.example/1"])]]
     with FakeNotesApi(pages, dialects=("2.159",)) as api:
-        notes = XNotesAdapter(client(api), SqlNotesLedger(db), NotesOptions(), clock=lambda: NOW)
+        notes = XNotesAdapter(client(api), SqlNoteStore(db), NotesOptions(), clock=lambda: NOW)
         first = notes.fetch_summons(None)
         notes.fetch_summons(None)
         sent = feed_params(api)

@@ -15,7 +15,7 @@ from adapters.x.client import XCredentials
 from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
-from bot.notes_store import SqlNotesLedger
+from bot.notes_store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import FakeNotesApi, post
 
@@ -28,7 +28,7 @@ def fetch(db: Database, pages: list[list[dict[str, Any]]], **fake: Any) -> Fetch
     with FakeNotesApi(pages, **fake) as api:
         budget = RequestBudget(90, timedelta(minutes=15), lambda: NOW)
         client = NotesClient(CREDS, budget, base_url=api.base_url)
-        notes = XNotesAdapter(client, SqlNotesLedger(db), NotesOptions(), clock=lambda: NOW)
+        notes = XNotesAdapter(client, SqlNoteStore(db), NotesOptions(), clock=lambda: NOW)
         return notes.fetch_summons(None)
 
 

@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from sqlalchemy import select
 
 from adapters.base import Summons
-from adapters.x_notes.ledger import text_hash
+from adapters.x_notes.note_store import text_hash
 from bot import notes, users
 from bot.commands.run import run_command
 from bot.commands.status import status_command
@@ -29,7 +29,7 @@ from bot.config import Settings, load_settings
 from bot.notes import finish, misleading_tags, signals, trustworthy
 from bot.notes_admission import admission
 from bot.notes_review import note_facts
-from bot.notes_store import SqlNotesLedger
+from bot.notes_store import SqlNoteStore
 from bot.notes_wiring import build_notes_adapter
 from bot.runtime import open_runtime
 from bot.service import Bot, build_adapters
@@ -52,7 +52,7 @@ from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
 from testing.scenarios import TIERS, build_index, script_happy_path
-from tests.adapters.notes_ledger import prepare_note
+from tests.adapters.note_store_memory import prepare_note
 
 URL = "https://ministry.example/flu/lemon"
 NOTE = f"Lemon water does not kill flu viruses in the throat. {URL}"
@@ -218,10 +218,10 @@ def test_the_evaluate_floor_abstains_and_each_score_is_stored_under_its_text_has
     text = NOTE.replace("does not kill", "cannot kill")
     high = finish(db, settings, adapter, SUMMONS, decision(reply=text), url_ok=always(True))
     assert high.decision.status is DecisionStatus.REPLY and high.mode is None
-    ledger = SqlNotesLedger(db)
-    assert ledger.score("11", text_hash(NOTE)) == 0.4
-    assert ledger.score("11", text_hash(text)) == 0.9
-    prepared = ledger.prepared("11", True)
+    store = SqlNoteStore(db)
+    assert store.score("11", text_hash(NOTE)) == 0.4
+    assert store.score("11", text_hash(text)) == 0.9
+    prepared = store.prepared("11", True)
     assert prepared is not None and prepared.misleading_tags == ("factual_error",)
 
 
@@ -439,7 +439,7 @@ def test_status_sync_copies_buckets_and_finds_notes_whose_receipt_was_lost(
     settings = settings_for(api, tmp_path)
     adapter = build_notes_adapter(settings, db)
     prepare_note(db, "11", NOTE, at=utcnow())
-    SqlNotesLedger(db).mark_intent("11", NOTE, True, utcnow())
+    SqlNoteStore(db).mark_intent("11", NOTE, True, utcnow())
     api.buckets["ClaimOpinion"] = "Medium"
     adapter.client.create_note(  # the POST landed; the process died before its receipt
         "11", notes_info(), test_mode=True

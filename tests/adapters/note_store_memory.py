@@ -1,16 +1,16 @@
-"""A Community Note as the bot leaves it in the ledger before posting: prepared, with the
+"""A Community Note as the bot leaves it in the store before posting: prepared, with the
 classification and tag of a post that states a factual error, and trustworthy sources."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from bot.notes_store import SqlNotesLedger
+from bot.notes_store import SqlNoteStore
 from storage.db import Database
 
 
 def prepare_note(db: Database, post_id: str, text: str, *, at: datetime) -> None:
-    SqlNotesLedger(db).prepare(
+    SqlNoteStore(db).prepare(
         post_id,
         True,
         request_id=None,

@@ -25,7 +25,7 @@ class PreparedNote:
     drafted_at: datetime
 
 
-class NotesLedger(Protocol):
+class NoteStore(Protocol):
     def prepared(self, post_id: str, test_mode: bool) -> PreparedNote | None: ...
 
     def score(self, post_id: str, sha: str) -> float | None:
