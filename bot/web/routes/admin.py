@@ -186,6 +186,19 @@ def admin_users_role(me: AdminCaller, username: str, role: str = Form("")) -> Re
     return redirect("/admin/users")
 
 
+@router.post("/admin/users/{username}/password")
+def admin_users_password(me: AdminCaller, username: str, password: str = Form("")) -> Response:
+    """A new password for an account (a moderator who lost theirs); its open sessions end, as
+    with `factnote users reset-password`."""
+    try:
+        users.set_password(me.db, username, password)
+        log.warning("password of %r reset by %s", username, me.name)
+        me.flash("ok", f"Password of {username} reset; their open sessions have ended.")
+    except users.UserError as exc:
+        me.flash("error", str(exc))
+    return redirect("/admin/users")
+
+
 @router.post("/admin/users/{username}/{change}")
 def admin_users_change(me: AdminCaller, username: str, change: str) -> Response:
     if change not in _CHANGES:

@@ -10,7 +10,7 @@ from bot import overrides, users
 from bot.config import load_settings
 from storage.db import Database
 from storage.models import SettingOverride
-from tests.bot.web.conftest import ADMIN, MODERATOR, AppEnv, Session, login
+from tests.bot.web.conftest import ADMIN, MODERATOR, PASSWORD, AppEnv, Session, login
 
 
 def test_admin_changes_mode_and_a_threshold_and_they_apply(app_env: AppEnv, admin: Session) -> None:
@@ -53,6 +53,36 @@ def test_admin_adds_and_disables_users(app_env: AppEnv, admin: Session) -> None:
     assert next(a for a in users.list_users(app_env.db) if a.username == ADMIN).active
     admin.post(f"/admin/users/{MODERATOR}/enable")
     assert next(a for a in users.list_users(app_env.db) if a.username == MODERATOR).active
+
+
+def test_an_admin_resets_a_password_and_the_old_one_and_its_sessions_stop_working(
+    app_env: AppEnv, admin: Session, moderator: Session
+) -> None:
+    assert moderator.client.get("/queue").status_code == 200
+    response = admin.post(f"/admin/users/{MODERATOR}/password", password="a brand new passphrase")
+    assert response.status_code == 303
+    assert "their open sessions have ended" in admin.client.get("/admin/users").text
+    # The moderator's open session is over, the old password is refused, the new one works.
+    assert moderator.client.get("/queue", follow_redirects=False).status_code in (302, 303)
+    assert users.authenticate(app_env.db, MODERATOR, PASSWORD) is None
+    login(app_env.client(), MODERATOR, "a brand new passphrase")
+
+
+def test_a_short_password_or_an_unknown_user_is_refused_and_nothing_changes(
+    app_env: AppEnv, admin: Session
+) -> None:
+    admin.post(f"/admin/users/{MODERATOR}/password", password="short")
+    page = admin.client.get("/admin/users").text
+    assert "at least" in page
+    admin.post("/admin/users/nobody/password", password="a long enough passphrase")
+    assert "no user" in admin.client.get("/admin/users").text
+    login(app_env.client(), MODERATOR)  # the old password still works
+
+
+def test_only_an_admin_may_reset_a_password(app_env: AppEnv, moderator: Session) -> None:
+    response = moderator.post(f"/admin/users/{ADMIN}/password", password="a takeover passphrase")
+    assert response.status_code == 403
+    login(app_env.client(), ADMIN)  # unchanged
 
 
 def test_a_stored_value_that_no_longer_validates_is_ignored(tmp_path: Path) -> None:
