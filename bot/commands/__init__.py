@@ -1,0 +1,2 @@
+"""The `factnote` sub-commands, one module per command group; `bot.cli` ties them together.
+"""
