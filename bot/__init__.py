@@ -1,2 +1,1 @@
-"""The running bot: platforms in, requests through the pipeline, replies out, people in the loop.
-"""
+"""The running bot: platforms in, requests through the pipeline, replies out, people in the loop."""

@@ -1,2 +1,1 @@
-"""The correction pipeline: one post in, one decision out, no platform and no database.
-"""
+"""The correction pipeline: one post in, one decision out, no platform and no database."""

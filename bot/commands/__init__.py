@@ -1,2 +1,1 @@
-"""The `factnote` sub-commands, one module per command group; `bot.cli` ties them together.
-"""
+"""The `factnote` sub-commands, one module per command group; `bot.cli` ties them together."""
