@@ -60,9 +60,10 @@ class VideoView:
     findings: list[FindingView] = field(default_factory=list)
 
 
-def keyframe_source(video_source: str, t: float) -> str:
-    """The source the video stage gives a keyframe it stores (`pipeline.video.reader`)."""
-    return f"{video_source[:200]}#t={t:g}"
+def keyframe_source(video_source: str, t: float | None = None) -> str:
+    """The source the video stage gives a keyframe it stores (`pipeline.video.reader`); without
+    `t`, what the sources of all its keyframes start with."""
+    return f"{video_source[:200]}#t=" + ("" if t is None else f"{t:g}")
 
 
 def video_views(session: Session, trace: dict[str, Any] | None) -> list[VideoView]:
@@ -143,5 +144,10 @@ def _keyframe(
         first_seen=first,
         ocr_text="\n".join(line.text for line in frame.ocr),
         ocr_error=frame.ocr_error,
-        matches=[match_view(m.model_dump(mode="json")) for m in frame.matches],
+        matches=[
+            match_view(m.model_dump(mode="json"))
+            for m in frame.matches
+            # Another keyframe of this same video, stored moments before: nothing learned.
+            if m.fact_check_url or not m.source.startswith(keyframe_source(video_source))
+        ],
     )

@@ -49,7 +49,8 @@ def put_videos(app_env: AppEnv, reports: list[VideoReport]) -> int:
 
 def captioned_report() -> VideoReport:
     """A video read as `pipeline.video.reader` leaves it: three keyframes, two captions (one
-    with markup in it), a fact-check match on the last keyframe and a transcript."""
+    with markup in it), a fact-check match on the last keyframe, a match of the second on the
+    first (keyframes of one video stored one after the other) and a transcript."""
     return VideoReport(
         owner="post",
         number=1,
@@ -66,6 +67,8 @@ def captioned_report() -> VideoReport:
                 end=3.0,
                 phash="8f373714acfcf4d0",
                 ocr=[OcrLine(text="The new 5G mast <b>in Northvale</b>", score=0.97)],
+                # The keyframe before, stored moments earlier from this same video.
+                matches=[ImageMatch(sha256="e" * 64, source=f"{CLIP}#t=0", distance=9)],
             ),
             KeyframeReport(
                 t=3.0,
@@ -128,6 +131,7 @@ def test_each_keyframe_is_shown_with_its_time_its_text_and_the_transcript_escape
     )
     assert '<time class="span">0:03-1:06</time> <q>is killing birds</q>' in html
     assert f'href="{FACT_CHECK}"' in html
+    assert f"{CLIP}#t=0" not in html  # matching its own video's keyframe tells nothing
     # Read from a stranger's video: never markup, never a script.
     assert "<b>in Northvale</b>" not in html
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
