@@ -188,7 +188,8 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
             checks.states.update(cli.states)
             checks.cost += cli.cost
             checks.rows.extend(cli.rows)
-            videos.add(video_counts(session, [r for r in requests if r.platform != CLI_PLATFORM]))
+            bot_requests = [r for r in requests if r.platform != CLI_PLATFORM]
+            videos.add(video_counts(session, bot_requests, merged.data.drill))
             session.expunge_all()  # the batch's rows go; only the figures stay
         if merged is None:
             merged = Merged(_summarise([], {}, since, generated, {}, {}))

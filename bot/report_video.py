@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from adapters.base import VIDEO_KINDS
+from bot.report_detail import Drill
 from pipeline.lexical import terms
 from pipeline.video.records import VideoReport
 from storage.models import DecisionRow, Request
@@ -70,8 +71,9 @@ def _video_media(post: Any) -> list[dict[str, Any]]:
     return found
 
 
-def video_counts(session: Session, requests: Sequence[Request]) -> VideoCounts:
-    """The figures of one batch: `requests` with their decisions loaded (traces deferred)."""
+def video_counts(session: Session, requests: Sequence[Request], drill: Drill) -> VideoCounts:
+    """The figures of one batch: `requests` with their decisions loaded (traces deferred);
+    each request goes into `drill` under "video:<figure>" for the figures it counts in."""
     counts = VideoCounts()
     media = {r.id: _video_media(r.target) for r in requests}
     latest = {max(d.id for d in r.decisions): r.id for r in requests if r.decisions}
@@ -88,10 +90,14 @@ def video_counts(session: Session, requests: Sequence[Request]) -> VideoCounts:
         reports = _reports(videos)
         if not media[request.id] and not reports:
             continue
-        counts.posts += 1
-        counts.previews_only += sum(1 for m in media[request.id] if not m.get("video_url"))
-        _count_reports(counts, reports)
-        _count_claims(counts, reports, analysis)
+        one = VideoCounts(posts=1)
+        one.previews_only = sum(1 for m in media[request.id] if not m.get("video_url"))
+        _count_reports(one, reports)
+        _count_claims(one, reports, analysis)
+        counts.add(one)
+        for f in fields(one):
+            if getattr(one, f.name):
+                drill.add(f"video:{f.name}", request.id)
     return counts
 
 

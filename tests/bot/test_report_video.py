@@ -104,7 +104,7 @@ def set_trace(
 
 
 @pytest.fixture
-def video_db(tmp_path: Any) -> Iterator[Database]:
+def video_db(tmp_path: Any) -> Iterator[tuple[Database, dict[str, int]]]:
     db = Database(f"sqlite:///{tmp_path / 'report.db'}")
     names = ["read", "failed_speech", "refused", "preview_quoted", "no_video", "check_run"]
     specs = [Spec(n, RequestState.DRY_RUN, platform="x", mode="dry-run") for n in names]
@@ -133,7 +133,7 @@ def video_db(tmp_path: Any) -> Iterator[Database]:
     set_post(db, ids["preview_quoted"], [video_media(None)], quoted=True)
     set_post(db, ids["check_run"], [video_media("c.mp4")], quoted=False)
     set_trace(db, ids["check_run"], [read_video()], [CAPTION])
-    yield db
+    yield db, ids
     db.dispose()
 
 
@@ -157,25 +157,42 @@ EXPECTED = VideoCounts(
 
 
 def test_video_posts_and_what_was_read_are_counted_from_the_latest_run(
-    video_db: Database,
+    video_db: tuple[Database, dict[str, int]],
 ) -> None:
-    assert collect(video_db).videos == EXPECTED
+    db, ids = video_db
+    data = collect(db)
+    assert data.videos == EXPECTED
+    # Each figure links to the requests behind it.
+    assert data.drill.get("video:over_caps") == [ids["refused"]]
+    assert data.drill.get("video:previews_only") == [ids["preview_quoted"]]
+    assert data.drill.get("video:claims_from_video") == [ids["read"], ids["failed_speech"]]
+    assert data.drill.get("video:posts") == sorted(
+        ids[n] for n in ("read", "failed_speech", "refused", "preview_quoted")
+    )
 
 
 def test_the_counts_are_the_same_whatever_the_batch_size(
-    video_db: Database, monkeypatch: pytest.MonkeyPatch
+    video_db: tuple[Database, dict[str, int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(bot.report, "BATCH", 2)
-    assert collect(video_db).videos == EXPECTED
+    data = collect(video_db[0])
+    assert data.videos == EXPECTED
+    assert len(data.drill.get("video:posts")) == EXPECTED.posts
 
 
-def test_the_report_page_shows_the_video_figures(video_db: Database) -> None:
-    shown = figures(render_html(collect(video_db)))
+def test_the_report_page_shows_the_video_figures(
+    video_db: tuple[Database, dict[str, int]],
+) -> None:
+    db, ids = video_db
+    page = render_html(collect(db))
+    shown = figures(page)
     assert shown["video:posts"] == "4"
     assert shown["video:over_caps"] == "1" and shown["video:unreadable"] == "1"
     assert shown["video:keyframes_with_text"] == "4"
     assert shown["video:claims_from_video"] == "2"
     assert "video:none" not in shown
+    row = page[page.index('data-key="video:over_caps"') :].split("</tr>")[0]
+    assert f'href="#r{ids["refused"]}"' in row
 
 
 def test_a_period_without_video_posts_says_so(tmp_path: Any) -> None:
