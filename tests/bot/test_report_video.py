@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -104,8 +103,9 @@ def set_trace(
 
 
 @pytest.fixture
-def video_db(tmp_path: Any) -> Iterator[tuple[Database, dict[str, int]]]:
-    db = Database(f"sqlite:///{tmp_path / 'report.db'}")
+def video_db(main_db: Database) -> tuple[Database, dict[str, int]]:
+    """On SQLite and on PostgreSQL: the trace's parts are read with each one's JSON operators."""
+    db = main_db
     names = ["read", "failed_speech", "refused", "preview_quoted", "no_video", "check_run"]
     specs = [Spec(n, RequestState.DRY_RUN, platform="x", mode="dry-run") for n in names]
     specs[-1].platform = CLI_PLATFORM
@@ -133,8 +133,7 @@ def video_db(tmp_path: Any) -> Iterator[tuple[Database, dict[str, int]]]:
     set_post(db, ids["preview_quoted"], [video_media(None)], quoted=True)
     set_post(db, ids["check_run"], [video_media("c.mp4")], quoted=False)
     set_trace(db, ids["check_run"], [read_video()], [CAPTION])
-    yield db, ids
-    db.dispose()
+    return db, ids
 
 
 EXPECTED = VideoCounts(
