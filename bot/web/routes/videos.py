@@ -14,19 +14,15 @@ shown with the source it was first seen at. Without an image store copy (no stor
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.web.routes.images import ImageMatchView, match_view
 from pipeline.video.records import KeyframeReport, VideoReport, clock
 from storage.models import ImageRow
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -69,12 +65,9 @@ def keyframe_source(video_source: str, t: float | None = None) -> str:
 def video_views(session: Session, trace: dict[str, Any] | None) -> list[VideoView]:
     """The videos of a decision's trace (`VideoReport`s as JSON), with their keyframes' stored
     copies looked up by pHash."""
-    reports: list[VideoReport] = []
-    for raw in (trace or {}).get("videos") or []:
-        try:
-            reports.append(VideoReport.model_validate(raw))
-        except ValidationError as exc:  # a trace from another version: shown without it
-            log.warning("a video report of the trace is not readable: %s", exc)
+    # Written by the pipeline from this model; the guard check of a draft (`review.check_edit`)
+    # validates the whole stored decision the same way.
+    reports = [VideoReport.model_validate(raw) for raw in (trace or {}).get("videos") or []]
     copies = _stored_copies(session, reports)
     return [_view(report, copies) for report in reports]
 
