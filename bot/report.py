@@ -38,6 +38,7 @@ from bot.report_detail import (
     transitions,
 )
 from bot.report_notes import NotesSummary, notes_summary
+from bot.report_video import VideoCounts, video_counts
 from bot.summary import CLI_PLATFORM
 from pipeline.records import TIER_RANK, Tier, utcnow
 from storage.db import Database
@@ -127,6 +128,7 @@ class ReportData:
     checks: ChecksSummary = field(default_factory=ChecksSummary)
     notes: NotesSummary = field(default_factory=NotesSummary)  # Community Notes written
     transitions: Counter[str] = field(default_factory=Counter)  # the event log's changes
+    videos: VideoCounts = field(default_factory=VideoCounts)  # video posts, what was read
     charts: dict[str, Markup] = field(default_factory=dict)
 
     @property
@@ -169,6 +171,7 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
     generated = now or utcnow()
     merged: Merged | None = None
     checks = ChecksSummary()
+    videos = VideoCounts()
     with db.session() as session:
         after = 0
         while True:
@@ -185,6 +188,8 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
             checks.states.update(cli.states)
             checks.cost += cli.cost
             checks.rows.extend(cli.rows)
+            bot_requests = [r for r in requests if r.platform != CLI_PLATFORM]
+            videos.add(video_counts(session, bot_requests, merged.data.drill))
             session.expunge_all()  # the batch's rows go; only the figures stay
         if merged is None:
             merged = Merged(_summarise([], {}, since, generated, {}, {}))
@@ -194,6 +199,7 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
             dict(sorted(data.tiers.items(), key=lambda kv: TIER_RANK.get(Tier(kv[0]), 9)))
         )
         data.checks = checks
+        data.videos = videos
         data.notes = notes_summary(session, since, data.drill)
         return data
 

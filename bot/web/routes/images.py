@@ -91,7 +91,7 @@ def image_views(session: Session, trace: dict[str, Any] | None) -> list[ImageVie
                 ocr_text="\n".join(str(line.get("text", "")) for line in lines),
                 described_by=str(report.get("described_by", "none")),
                 error=report.get("error"),
-                matches=[_match(m) for m in report.get("matches") or [] if isinstance(m, dict)],
+                matches=[match_view(m) for m in report.get("matches") or [] if isinstance(m, dict)],
                 reverse_search=str(report.get("reverse_search", "")),
                 recognition=str(report.get("recognition", "")),
                 recognised=[_recognised(r) for r in report.get("recognised") or []],
@@ -108,7 +108,7 @@ def _recognised(raw: Any) -> str:
     return f"{raw.get('kind', '')} {raw.get('name', '')!s} ({shown}, {raw.get('service', '')})"
 
 
-def _match(raw: dict[str, Any]) -> ImageMatchView:
+def match_view(raw: dict[str, Any]) -> ImageMatchView:
     return ImageMatchView(
         source=str(raw.get("source", "")),
         distance=int(raw.get("distance", 64)),

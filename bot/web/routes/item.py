@@ -24,6 +24,7 @@ from bot.web.auth import require_user
 from bot.web.context import Caller, Moderator, protect_posts, redirect
 from bot.web.render import word_diff
 from bot.web.routes.images import image_views
+from bot.web.routes.videos import video_views
 from pipeline import guard
 from pipeline.records import Stance, utcnow
 from storage.models import Request as RequestRow
@@ -85,6 +86,7 @@ def item_page(
             note=note,
             history=queries.item_history(session, r.id),  # events and actions
             images=image_views(session, item.decision.trace if item.decision else None),
+            videos=video_views(session, item.decision.trace if item.decision else None),
             mine=bool(r.claimed_by and r.claimed_by == me.name),
             assignees=[a.username for a in users.list_users(me.db) if a.active],
             approve_plan=dispatch.approve_plan(cfg, r.platform, me.db),
