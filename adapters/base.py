@@ -7,6 +7,7 @@ Adapters know platforms; they know nothing of the pipeline (`adapters/` never im
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -21,6 +22,16 @@ MAX_TEXT_CHARS = 25_000
 # "unsupported" is an attachment the adapter could not read (an embed type it does not know),
 # recorded with a note instead of dropped.
 VIDEO_KINDS = frozenset({"video", "animated_gif"})
+
+
+@dataclass(frozen=True)
+class VideoCaps:
+    """The pipeline's video intake caps as an adapter needs them to choose a video's file
+    (`VideoConfig.max_bytes`, `.max_seconds`): a file the pipeline would refuse is not chosen,
+    and the attachment says why. None: no cap known."""
+
+    max_bytes: int | None = None
+    max_seconds: float | None = None
 
 
 class MediaRef(BaseModel):

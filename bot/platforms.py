@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from adapters.base import Adapter, Summons
+from adapters.base import Adapter, Summons, VideoCaps
 from bot.config import (
     AdapterConfig,
     BlueskyAdapterConfig,
@@ -140,6 +140,11 @@ def _local(settings: Settings) -> Adapter:
     return LocalAdapter(local.inbox, local.outbox, bot_handle=local.bot_handle)
 
 
+def video_caps(settings: Settings) -> VideoCaps:
+    """The pipeline's video intake caps, for the adapters that choose a video's file."""
+    return VideoCaps(max_bytes=settings.video.max_bytes, max_seconds=settings.video.max_seconds)
+
+
 def _x(settings: Settings) -> Adapter:
     from adapters.x import XAdapter
 
@@ -147,6 +152,7 @@ def _x(settings: Settings) -> Adapter:
         settings.x.credentials(),
         known_bots=settings.runtime.known_bots,
         max_reply_refusals=settings.x.max_reply_refusals,
+        video_caps=video_caps(settings),
     )
 
 
