@@ -8,6 +8,7 @@ from datetime import timedelta
 from adapters.x_notes import NotesClient, NotesOptions, RequestBudget, XNotesAdapter
 from bot.config import Settings
 from bot.notes_store import SqlNotesLedger
+from bot.platforms import video_caps
 from pipeline.records import utcnow
 from storage.db import Database
 
@@ -26,6 +27,7 @@ def notes_options(settings: Settings) -> NotesOptions:
         queue_ttl=timedelta(hours=cfg.queue_ttl_h),
         sync_interval=timedelta(hours=cfg.sync_interval_h),
         known_bots=tuple(settings.runtime.known_bots),
+        video_caps=video_caps(settings),
     )
 
 
