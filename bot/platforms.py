@@ -164,6 +164,8 @@ def _bluesky(settings: Settings) -> Adapter:
         session_path=settings.bluesky.session_path,
         known_bots=settings.runtime.known_bots,
         overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),
+        video_caps=video_caps(settings) if settings.video.enabled else None,
+        plc_url=settings.bluesky.plc_url,
     )
 
 
