@@ -102,4 +102,6 @@ def test_a_chosen_file_reaches_the_pipeline_as_a_video_and_one_without_stays_not
     assert hls_only is not None
     post = to_post(hls_only, "x")
     assert post.videos == []
-    assert [i.description for i in post.images] == [VIDEO_NOT_ANALYSED]
+    assert [i.description for i in post.images] == [
+        f"{VIDEO_NOT_ANALYSED} (media 7_1897000000000000513: no MP4 file (application/x-mpegURL))"
+    ]
