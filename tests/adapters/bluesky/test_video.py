@@ -21,14 +21,17 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from atproto import models
 from atproto_client.models.blob_ref import BlobRef, IpldLink
+from atproto_client.models.utils import get_or_create
 
 from adapters.base import MediaRef, VideoCaps
 from adapters.bluesky import BlueskyAdapter
 from adapters.bluesky.video import VideoFiles
+from adapters.bluesky.views import post_from_view
 from bot.convert import to_post
 from testing.fakes.http_server import LocalHTTPServer, Route
-from tests.adapters.bluesky.helpers import FakePDS
+from tests.adapters.bluesky.helpers import FIXTURES, FakePDS
 
 QUINN = "did:plc:quinnv2de3oc4ab5yz6xw7ts"
 POST = f"at://{QUINN}/app.bsky.feed.post/3lquinnvideo2"
@@ -145,3 +148,39 @@ def test_a_blob_that_is_not_mp4_is_not_located() -> None:
 
     assert url is None
     assert note == f"video blob {CID} is video/quicktime, not video/mp4"
+
+
+def quote_with_video() -> dict[str, Any]:
+    """Quinn's post as a quote with a video beside it: `app.bsky.embed.recordWithMedia`, whose
+    `media` may be an `app.bsky.embed.video` (lexicons/app/bsky/embed/recordWithMedia.json; its
+    view's `media` the `app.bsky.embed.video#view`)."""
+    view = json.loads((FIXTURES / "thread_quinn_video.json").read_text())["thread"]["post"]
+    quoted = {"uri": f"at://{QUINN}/app.bsky.feed.post/3lquinnorig22", "cid": "bafyreiquoted"}
+    view["record"]["embed"] = {
+        "$type": "app.bsky.embed.recordWithMedia",
+        "record": {"$type": "app.bsky.embed.record", "record": quoted},
+        "media": view["record"]["embed"],
+    }
+    view["embed"] = {
+        "$type": "app.bsky.embed.recordWithMedia#view",
+        "record": {
+            "$type": "app.bsky.embed.record#view",
+            "record": {
+                "$type": "app.bsky.embed.record#viewNotFound",
+                "uri": quoted["uri"],
+                "notFound": True,
+            },
+        },
+        "media": view["embed"],
+    }
+    return view
+
+
+def test_a_video_beside_a_quoted_post_is_located_too(plc: LocalHTTPServer) -> None:
+    view = get_or_create(quote_with_video(), models.AppBskyFeedDefs.PostView)
+    files = VideoFiles(VideoCaps(max_bytes=50_000_000), plc_url=plc.base_url)
+
+    post = post_from_view(view, lambda author: False, files.file_of)
+
+    [video] = post.media
+    assert (video.kind, video.video_url, video.note) == ("video", BLOB_URL, None)
