@@ -7,6 +7,7 @@ Adapters know platforms; they know nothing of the pipeline (`adapters/` never im
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -34,6 +35,16 @@ class AdapterConfig(BaseModel):
     mode: Mode | None = None  # per-adapter override of the global mode
     poll_interval_s: float = 60.0
     bot_handle: str = "factnote"  # our own account, for loop prevention
+
+
+@dataclass(frozen=True)
+class VideoCaps:
+    """The pipeline's video intake caps as an adapter needs them to choose a video's file
+    (`VideoConfig.max_bytes`, `.max_seconds`): a file the pipeline would refuse is not chosen,
+    and the attachment says why. None: no cap known."""
+
+    max_bytes: int | None = None
+    max_seconds: float | None = None
 
 
 class MediaRef(BaseModel):

@@ -48,14 +48,17 @@ def _resolve_example(host: object, *args: object, **kwargs: object) -> object:
 
 def feed(now: datetime) -> list[list[dict[str, object]]]:
     """Two pages, not in time order, with a repeat: one note-worthy post and three that triage
-    skips (too old, video only, a photo we cannot read)."""
+    skips (too old, video only with nothing but an HLS playlist to read, a photo we cannot
+    read)."""
     return [
         [
             post("1860000000000000011", CLAIM, now - timedelta(hours=2), note_requests=2),
             post("1860000000000000012", CLAIM, now - timedelta(hours=30)),
         ],
         [
-            post("1860000000000000013", "Watch this!", now - timedelta(hours=1), media=["video"]),
+            post(
+                "1860000000000000013", "Watch this!", now - timedelta(hours=1), media=["video/hls"]
+            ),
             post("1860000000000000011", CLAIM, now - timedelta(hours=2), note_requests=2),
             post("1860000000000000014", CLAIM, now - timedelta(hours=3), media=["photo", "gif?"]),
         ],

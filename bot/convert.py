@@ -54,12 +54,13 @@ def _readable_video(media: MediaRef) -> bool:
 def _image(media: MediaRef) -> Image:
     """A photo with a URL is an image for the describer to look at. Anything else is described
     here and never fetched (an image with a description is not described again): a video or
-    GIF without its own file as "video not analysed", an attachment the adapter could not read
-    by its note."""
+    GIF without its own file as "video not analysed" (with why, when the adapter said), an
+    attachment the adapter could not read by its note."""
     if media.kind == "photo" and media.url:
         return Image(source=media.url, alt_text=media.alt_text)
     if media.kind in VIDEO_KINDS:
-        said = VIDEO_NOT_ANALYSED
+        # The adapter's note says why no file was had (only HLS, over a cap, no PDS found).
+        said = f"{VIDEO_NOT_ANALYSED} ({media.note})" if media.note else VIDEO_NOT_ANALYSED
     else:
         said = f"attachment not analysed ({media.note or media.kind})"
     if media.alt_text:

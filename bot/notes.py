@@ -2,6 +2,9 @@
 check and the evaluate gate (`finish`, run by the worker through the `x_notes` spec); admission
 progress and the status sync of written notes.
 
+* A video-only post gets a note only when something was read from its video (keyframe text,
+  speech, or a keyframe matching a fact-checked picture): its words alone were checked
+  otherwise, and a note would judge a clip unseen (`unread_video`).
 * Only `refuted` and `misleading` verdicts become notes, classified
   `misinformed_or_potentially_misleading`; anything else abstains (a not_misleading note cannot
   show and only dilutes the hit rate: docs/community-notes.md section 5).
@@ -22,7 +25,7 @@ from collections.abc import Callable, Iterable
 
 from sqlalchemy import select
 
-from adapters.base import Adapter, PlatformError, Summons
+from adapters.base import VIDEO_KINDS, Adapter, PlatformError, Summons
 from adapters.x_notes.adapter import MISLEADING, XNotesAdapter
 from bot.config import Settings
 from bot.notes_store import SqlNoteStore
@@ -104,6 +107,21 @@ def url_answers_200(cfg: FetchConfig) -> Callable[[str], bool]:
     return check
 
 
+def unread_video(summons: Summons, decision: Decision) -> str | None:
+    """Why a video-only post gets no note although a verdict was reached: nothing was read from
+    its video. None when something was, or when the post is not video-only (a post whose video
+    file could not be had at all never gets here: the feed's triage skips it)."""
+    post = summons.target
+    if post is None or not post.media or not all(m.kind in VIDEO_KINDS for m in post.media):
+        return None
+    videos = decision.trace.videos
+    if any(v.findings or v.transcript or any(k.matches for k in v.keyframes) for v in videos):
+        return None
+    why = "; ".join(f"{v.label}: {v.error}" for v in videos if v.error)
+    said = "notes: video-only post and nothing was read from its video"
+    return said + (f" ({why})" if why else "")
+
+
 def _abstain(decision: Decision, reason: str) -> Finished:
     return Finished(
         decision.model_copy(
@@ -126,6 +144,9 @@ def finish(
         return Finished(decision)
     if not isinstance(adapter, XNotesAdapter):
         return _abstain(decision, "notes: the x_notes adapter is not running")
+    unread = unread_video(summons, decision)
+    if unread is not None:
+        return _abstain(decision, unread)
     tags = misleading_tags(decision.verdict, signals(decision))
     if not tags:
         verdict = decision.verdict.value if decision.verdict else "none"

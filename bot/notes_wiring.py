@@ -10,6 +10,7 @@ from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
 from bot.config import Settings, x_credentials
 from bot.notes_store import SqlNoteStore
+from bot.platforms import video_caps
 from pipeline.records import utcnow
 from storage.db import Database
 
@@ -28,6 +29,7 @@ def notes_options(settings: Settings) -> NotesOptions:
         queue_ttl=timedelta(hours=cfg.queue_ttl_h),
         sync_interval=timedelta(hours=cfg.sync_interval_h),
         known_bots=tuple(settings.runtime.known_bots),
+        video_caps=video_caps(settings),
     )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from adapters.base import Adapter, AdapterConfig, Mode, Summons
+from adapters.base import Adapter, AdapterConfig, Mode, Summons, VideoCaps
 from adapters.bluesky.settings import BlueskyAdapterConfig
 from adapters.local import LocalAdapterConfig
 from adapters.x.settings import XAdapterConfig
@@ -135,6 +135,11 @@ def _local(settings: Settings) -> Adapter:
     return LocalAdapter(local.inbox, local.outbox, bot_handle=local.bot_handle)
 
 
+def video_caps(settings: Settings) -> VideoCaps:
+    """The pipeline's video intake caps, for the adapters that choose a video's file."""
+    return VideoCaps(max_bytes=settings.video.max_bytes, max_seconds=settings.video.max_seconds)
+
+
 def _x(settings: Settings) -> Adapter:
     from adapters.x.adapter import XAdapter
 
@@ -142,6 +147,7 @@ def _x(settings: Settings) -> Adapter:
         x_credentials(settings.x),
         known_bots=settings.runtime.known_bots,
         max_reply_refusals=settings.x.max_reply_refusals,
+        video_caps=video_caps(settings),
     )
 
 
@@ -153,6 +159,8 @@ def _bluesky(settings: Settings) -> Adapter:
         session_path=settings.bluesky.session_path,
         known_bots=settings.runtime.known_bots,
         overlap=timedelta(seconds=settings.bluesky.notification_overlap_s),
+        video_caps=video_caps(settings) if settings.video.enabled else None,
+        plc_url=settings.bluesky.plc_url,
     )
 
 

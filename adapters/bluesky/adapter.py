@@ -10,12 +10,13 @@ from typing import Any
 
 from atproto import Client
 
-from adapters.base import FetchResult, RateBudget, ReplyReceipt, SocialPost, Summons
+from adapters.base import FetchResult, RateBudget, ReplyReceipt, SocialPost, Summons, VideoCaps
 from adapters.bluesky import profile, replies
 from adapters.bluesky.client import BlueskyClient, BlueskyCredentials
 from adapters.bluesky.notifications import DEFAULT_OVERLAP, NotificationReader
 from adapters.bluesky.posts import PostReader
 from adapters.bluesky.profile import BotLabelResult
+from adapters.bluesky.video import DEFAULT_PLC, VideoFiles
 from adapters.bluesky.views import is_bot
 
 
@@ -32,12 +33,19 @@ class BlueskyAdapter:
         client: Client | None = None,
         known_bots: Collection[str] = (),
         overlap: timedelta = DEFAULT_OVERLAP,
+        video_caps: VideoCaps | None = None,
+        plc_url: str = DEFAULT_PLC,
     ) -> None:
+        """`video_caps`: locate each video's blob on its author's PDS, within these caps (DIDs
+        resolved in the PLC directory at `plc_url`); None: videos are recorded, not read."""
         if overlap < timedelta(0):
             raise ValueError("overlap must not be negative")
         self._client = BlueskyClient(creds, session_path=session_path, client=client)
         self._known_bots = frozenset(b.strip().lstrip("@").lower() for b in known_bots)
-        self._posts = PostReader(self._client, self._is_bot)
+        videos = VideoFiles(video_caps, plc_url=plc_url) if video_caps is not None else None
+        self._posts = PostReader(
+            self._client, self._is_bot, videos.file_of if videos is not None else None
+        )
         self._notifications = NotificationReader(
             self._client, self._posts, self._is_bot, overlap=overlap
         )

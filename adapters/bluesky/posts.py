@@ -23,7 +23,7 @@ from adapters.bluesky.client import PAGE_LIMIT, BlueskyClient
 from adapters.bluesky.errors import NotFound
 from adapters.bluesky.records import quoted_ref
 from adapters.bluesky.times import server_time
-from adapters.bluesky.views import post_from_record_view, post_from_view
+from adapters.bluesky.views import VideoFile, post_from_record_view, post_from_view
 
 _log = logging.getLogger(__name__)
 
@@ -39,11 +39,18 @@ class Resolution:
 
 
 class PostReader:
-    """Reads posts through `client`; `is_bot` tells the authors that are bots."""
+    """Reads posts through `client`; `is_bot` tells the authors that are bots; `videos`
+    locates a video's file (none: videos are recorded, not analysed)."""
 
-    def __init__(self, client: BlueskyClient, is_bot: Callable[[Any], bool]) -> None:
+    def __init__(
+        self,
+        client: BlueskyClient,
+        is_bot: Callable[[Any], bool],
+        videos: VideoFile | None = None,
+    ) -> None:
         self._client = client
         self._is_bot = is_bot
+        self._videos = videos
 
     def resolve(self, uri: str, parent_uri: str | None, quoted_uri: str | None) -> Resolution:
         """The asked-about post: the quoted one if any, else the parent, else the summons."""
@@ -72,11 +79,13 @@ class PostReader:
             return self._resolve_quoted(view, quoted_uri, allowed)
         if parent_uri is not None:
             return self._resolve_parent(thread.parent, parent_uri, allowed)
-        return Resolution(post_from_view(view, self._is_bot), TargetStatus.SELF, "", allowed)
+        return Resolution(
+            post_from_view(view, self._is_bot, self._videos), TargetStatus.SELF, "", allowed
+        )
 
     def _resolve_parent(self, parent: Any, parent_uri: str, allowed: bool) -> Resolution:
         if isinstance(parent, models.AppBskyFeedDefs.ThreadViewPost):
-            target = post_from_view(parent.post, self._is_bot)
+            target = post_from_view(parent.post, self._is_bot, self._videos)
             return Resolution(target, TargetStatus.OK, reply_allowed=allowed)
         if isinstance(parent, models.AppBskyFeedDefs.NotFoundPost):
             return Resolution(None, TargetStatus.MISSING, "parent post not found", allowed)
@@ -87,7 +96,7 @@ class PostReader:
     def _resolve_quoted(self, view: Any, quoted_uri: str, allowed: bool) -> Resolution:
         embedded = quoted_ref(view.embed, view=True)
         if isinstance(embedded, models.AppBskyEmbedRecord.ViewRecord):
-            target = post_from_record_view(embedded, self._is_bot)
+            target = post_from_record_view(embedded, self._is_bot, self._videos)
             if target is not None:
                 return Resolution(target, TargetStatus.OK, reply_allowed=allowed)
         if isinstance(embedded, models.AppBskyEmbedRecord.ViewNotFound):
@@ -105,7 +114,9 @@ class PostReader:
         for view in resp.posts:
             if view.uri == uri:
                 return Resolution(
-                    post_from_view(view, self._is_bot), TargetStatus.OK, reply_allowed=allowed
+                    post_from_view(view, self._is_bot, self._videos),
+                    TargetStatus.OK,
+                    reply_allowed=allowed,
                 )
         return Resolution(None, TargetStatus.MISSING, "post not returned by getPosts", allowed)
 
@@ -132,7 +143,7 @@ class PostReader:
                 if item.reason is not None:  # a repost: someone else's words
                     continue
                 try:
-                    post = post_from_view(item.post, self._is_bot)
+                    post = post_from_view(item.post, self._is_bot, self._videos)
                 except PlatformError as exc:  # a post that cannot be read: the others can
                     _log.warning("Bluesky feed of %s: %s", user, exc)
                     continue

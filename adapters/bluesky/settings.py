@@ -15,3 +15,6 @@ class BlueskyAdapterConfig(AdapterConfig):
     handle: str | None = None
     app_password: SecretStr | None = None
     pds: str | None = None
+    # The PLC directory where authors' did:plc documents name their PDS, from which a post's
+    # video blob is read (com.atproto.sync.getBlob).
+    plc_url: str = "https://plc.directory"

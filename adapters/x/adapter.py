@@ -9,7 +9,7 @@ from datetime import datetime
 
 import tweepy
 
-from adapters.base import FetchResult, RateBudget, ReplyReceipt, SocialPost, Summons
+from adapters.base import FetchResult, RateBudget, ReplyReceipt, SocialPost, Summons, VideoCaps
 from adapters.x.client import XClient, XCredentials, build_client
 from adapters.x.mentions import MentionReader
 from adapters.x.posts import PostReader
@@ -34,6 +34,7 @@ class XAdapter:
         timeout_s: float = 30.0,
         backoff_s: float = 1.0,
         max_reply_refusals: int = 5,
+        video_caps: VideoCaps = VideoCaps(),
     ) -> None:
         if not 5 <= max_results <= 100:
             raise ValueError("max_results must be between 5 and 100 (the API's bounds)")
@@ -46,7 +47,9 @@ class XAdapter:
             timeout_s=timeout_s,
             backoff_s=backoff_s,
         )
-        self._posts = PostReader(self._client, creds.bot_user_id, known_bots, max_pages=max_pages)
+        self._posts = PostReader(
+            self._client, creds.bot_user_id, known_bots, max_pages=max_pages, video_caps=video_caps
+        )
         self._mentions = MentionReader(
             self._client, self._posts, creds, max_results=max_results, max_pages=max_pages
         )

@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 
 import requests
 import tweepy
-from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from adapters.base import PlatformError, storable
 
@@ -33,7 +40,9 @@ TWEET_FIELDS = [
     "note_tweet",
     "withheld",
 ]
-MEDIA_FIELDS = ["url", "preview_image_url", "alt_text", "type"]
+# `variants` and `duration_ms` choose a video's file (adapters.x.video; both specs' Media /
+# Video: `variants[]` of {bit_rate, content_type, url}).
+MEDIA_FIELDS = ["url", "preview_image_url", "alt_text", "type", "duration_ms", "variants"]
 # Nothing in the v2 user object identifies automated accounts, so only the handle is asked for.
 USER_FIELDS = ["username"]
 
@@ -110,12 +119,35 @@ class User(_Model):
     name: str = ""
 
 
+class Variant(_Model):
+    """One playback variant of a video or GIF (spec 2.159 `Variant`, 2.167 `MediaVariants`
+    items: every field optional, `bit_rate` absent for playlists)."""
+
+    bit_rate: int | None = None
+    content_type: str | None = None
+    url: str | None = None
+
+
 class Media(_Model):
     media_key: str
     type: str = "photo"
     url: str | None = None
     preview_image_url: str | None = None
     alt_text: str | None = None
+    duration_ms: int | None = None
+    variants: list[Variant] = Field(default_factory=list)
+
+    @field_validator("variants", mode="before")
+    @classmethod
+    def _readable_variants(cls, value: Any) -> list[Any]:
+        # One variant that cannot be read leaves the others (and the media object) readable.
+        return _readable_items(Variant, value)[0]
+
+    @field_validator("duration_ms", mode="before")
+    @classmethod
+    def _whole_ms(cls, value: Any) -> Any:
+        # Only an estimate rests on it: an unreadable duration is an unknown one.
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _problem(exc: ValidationError) -> str:

@@ -17,7 +17,14 @@ from typing import TypedDict
 
 import tweepy
 
-from adapters.base import MediaRef, PlatformError, SocialPost, readable_text
+from adapters.base import (
+    VIDEO_KINDS,
+    MediaRef,
+    PlatformError,
+    SocialPost,
+    VideoCaps,
+    readable_text,
+)
 from adapters.x.api import (
     MEDIA_FIELDS,
     TWEET_FIELDS,
@@ -29,6 +36,7 @@ from adapters.x.api import (
     parse,
 )
 from adapters.x.client import XClient
+from adapters.x.video import video_file
 
 PERMALINK = "https://x.com/{username}/status/{id}"
 # Snowflake ids carry their creation time; used when a response omits `created_at`.
@@ -55,15 +63,23 @@ class TweetFields(TypedDict):
 
 
 class PostReader:
-    """Reads posts as the bot (`bot_user_id`) sees them; `known_bots` are handles or ids."""
+    """Reads posts as the bot (`bot_user_id`) sees them; `known_bots` are handles or ids;
+    a video's file is chosen within `video_caps`."""
 
     def __init__(
-        self, client: XClient, bot_user_id: str, known_bots: Collection[str], *, max_pages: int
+        self,
+        client: XClient,
+        bot_user_id: str,
+        known_bots: Collection[str],
+        *,
+        max_pages: int,
+        video_caps: VideoCaps = VideoCaps(),
     ) -> None:
         self._client = client
         self._bot_user_id = bot_user_id
         self._known_bots = {b.lstrip("@").lower() for b in known_bots}
         self._max_pages = max_pages
+        self._video_caps = video_caps
 
     def is_bot(self, user_id: str | None, username: str) -> bool:
         if user_id is not None and user_id == self._bot_user_id:
@@ -97,7 +113,7 @@ class PostReader:
             **self.fields(tweet, username, notes),
             lang=tweet.lang,
             links=_links(tweet),
-            media=_media(tweet, includes),
+            media=_media(tweet, includes, self._video_caps),
             quoted=self.post(quoted, includes) if quoted is not None else None,
         )
 
@@ -172,10 +188,11 @@ def _links(tweet: Tweet) -> list[str]:
     return links
 
 
-def _media(tweet: Tweet, includes: Includes) -> list[MediaRef]:
+def _media(tweet: Tweet, includes: Includes, caps: VideoCaps) -> list[MediaRef]:
     """Each attachment, readable or not: a photo by its URL, a video or GIF by its preview
-    image (kind "video" / "animated_gif": recorded, not analysed), and one that the response
-    does not include or gives no URL for, with a note instead of being dropped."""
+    image with its smallest MP4 within `caps` as `video_url` (adapters.x.video; none: a note
+    says why), and one that the response does not include or gives no URL for, with a note
+    instead of being dropped."""
     if tweet.attachments is None:
         return []
     by_key = {m.media_key: m for m in includes.media}
@@ -188,5 +205,17 @@ def _media(tweet: Tweet, includes: Includes) -> list[MediaRef]:
             continue
         url = item.url or item.preview_image_url
         note = None if url else f"media {key}: no URL in the response"
-        refs.append(MediaRef(url=url or "", alt_text=item.alt_text, kind=item.type, note=note))
+        video_url = None
+        if item.type in VIDEO_KINDS:
+            video_url, no_file = video_file(item, caps)
+            note = note or no_file
+        refs.append(
+            MediaRef(
+                url=url or "",
+                alt_text=item.alt_text,
+                kind=item.type,
+                note=note,
+                video_url=video_url,
+            )
+        )
     return refs

@@ -29,6 +29,7 @@ from adapters.base import (
     SocialPost,
     Summons,
     TargetStatus,
+    VideoCaps,
     unreadable_summons,
 )
 from adapters.x.client import XClient
@@ -58,6 +59,8 @@ class NotesOptions:
     queue_ttl: timedelta = timedelta(hours=24)  # a note waiting for the cap expires after
     sync_interval: timedelta = timedelta(hours=3)  # between status syncs of our notes
     known_bots: Collection[str] = field(default_factory=tuple)
+    # A video's file is chosen within the pipeline's caps (adapters.x.video).
+    video_caps: VideoCaps = field(default_factory=VideoCaps)
 
 
 class XNotesAdapter:
@@ -76,7 +79,13 @@ class XNotesAdapter:
         self.options = options
         self._clock = clock
         # PostReader.post only reads the page it is given; it never calls its client.
-        self._reader = PostReader(cast(XClient, None), "", options.known_bots, max_pages=1)
+        self._reader = PostReader(
+            cast(XClient, None),
+            "",
+            options.known_bots,
+            max_pages=1,
+            video_caps=options.video_caps,
+        )
 
     # --- Reading the feed ----------------------------------------------------------------
 

@@ -59,7 +59,8 @@ ELIGIBLE_PATH = "/2/notes/search/posts_eligible_for_notes"
 NOTES_PATH = "/2/notes"
 WRITTEN_PATH = "/2/notes/search/notes_written"
 EVALUATE_PATHS = ("/2/notes/evaluate", "/2/evaluate_note")  # spec 2.167, spec 2.159
-MEDIA_FIELDS = "type,url,preview_image_url,alt_text"
+# `duration_ms` and `variants` choose a video's file (adapters.x.video).
+MEDIA_FIELDS = "type,url,preview_image_url,alt_text,duration_ms,variants"
 # The feed's fields and expansions in each spec's names, the quoted post (and its media)
 # expanded so a quote is judged with what it quotes.
 FEED_PARAMS: dict[str, dict[str, str]] = {

@@ -4,8 +4,13 @@ Skipped: posts older than `max_age` (notes on posts over a day old are near-wort
 Goodheart-Labs/cn-return-bot docs/things-we-know-2026-07-30.md), posts dated in the future
 (beyond `FUTURE_SKEW`: X cannot have served a post not yet written, so the date is wrong, and
 "freshest first" would put it above every real post), posts whose media already carry a shown
-note (`matched_media_notes`), video-only posts (no video analysis yet; the template writer
-drops them too), and posts whose media cannot be read. Posts we already noted never come back
+note (`matched_media_notes`), video-only posts with no video file to read (X offered no MP4
+variant, or none within the pipeline's caps: the attachment's note says which; X's template
+writer drops every video post, and so would we with nothing read), and posts whose media cannot
+be read. A video-only post with a file goes on: the pipeline reads its keyframes (and speech),
+and when nothing could be read from it the decision says so and no note is written (the
+pipeline's "not checkable" abstention, and `bot.notes.finish` for a post whose words alone
+were checked). Posts we already noted never come back
 as new requests (the request table's idempotency key). The rest are ordered: posts with note
 requests first, then the freshest.
 """
@@ -39,8 +44,10 @@ def skip_reason(
         return f"older than {max_age.total_seconds() / 3600:g} h ({hours:.1f} h)"
     if note_shown:
         return "a note on this post's media is already shown (matched_media_notes)"
-    if post.media and all(m.kind in VIDEO_KINDS for m in post.media):
-        return "video-only post (video is not analysed)"
+    video_only = bool(post.media) and all(m.kind in VIDEO_KINDS for m in post.media)
+    if video_only and not any(m.video_url for m in post.media):
+        why = "; ".join(m.note for m in post.media if m.note) or "none offered"
+        return f"video-only post with no video file to read ({why})"
     unreadable = [m for m in post.media if m.kind not in VIDEO_KINDS and (not m.url or m.note)]
     if unreadable:
         return "media we cannot read"

@@ -76,7 +76,8 @@ def post(
     shown_media_note: bool = False,
     source_links: list[str] = (),  # type: ignore[assignment]
 ) -> dict[str, Any]:
-    """One eligible post (`media` are media types: photo, video; `quoted` another `post()`,
+    """One eligible post (`media` are media types: photo, video, animated_gif, or "video/hls"
+    for a video X offers only as an HLS playlist; `quoted` another `post()`,
     served in the includes when its expansion is asked for; `shown_media_note`: a note on the
     same media is already shown, X's `matched_media_notes`)."""
     item: dict[str, Any] = {
@@ -88,17 +89,11 @@ def post(
         "edit_history_tweet_ids": [post_id],
     }
     if media:
-        # Media keys are "<type number>_<digits>" (spec 2.159's MediaKey pattern).
-        keys = [f"3_{post_id}{i}" for i in range(len(media))]
+        # Media keys are "<type number>_<digits>" (spec 2.159's MediaKey pattern; X numbers
+        # photos 3, videos 7, GIFs 16).
+        keys = [f"{_KEY_TYPE.get(kind, 3)}_{post_id}{i}" for i, kind in enumerate(media)]
         item["attachments"] = {"media_keys": keys}
-        item["_media"] = [
-            {
-                "media_key": key,
-                "type": kind,
-                **({"url": f"https://pbs.twimg.com/media/{key}.jpg"} if kind == "photo" else {}),
-            }
-            for key, kind in zip(keys, media, strict=True)
-        ]
+        item["_media"] = [_media(key, kind) for key, kind in zip(keys, media, strict=True)]
     if quoted is not None:
         item["referenced_tweets"] = [{"type": "quoted", "id": quoted["id"]}]
         item["_quoted"] = quoted
@@ -114,6 +109,49 @@ def post(
     if source_links:
         item["suggested_source_links"] = list(source_links)
     return item
+
+
+_KEY_TYPE = {"photo": 3, "video": 7, "video/hls": 7, "animated_gif": 16}
+VIDEO_CDN = "https://video.twimg.com"
+# The fields a media object always carries; the others only when `media.fields` asks for them.
+_MEDIA_DEFAULT_FIELDS = {"media_key", "type"}
+
+
+def _media(key: str, kind: str) -> dict[str, Any]:
+    """A media object as X includes it. A video's or GIF's files are its `variants` (spec
+    2.159 `Video` / `AnimatedGif` -> `Variants` of `Variant` {bit_rate, content_type, url};
+    spec 2.167 `Media.variants` = `MediaVariants`, `bit_rate` "Absent for playlist variants"),
+    beside `duration_ms` and the `preview_image_url` a client shows."""
+    if kind == "photo":
+        return {"media_key": key, "type": kind, "url": f"https://pbs.twimg.com/media/{key}.jpg"}
+    out: dict[str, Any] = {"media_key": key, "type": kind.split("/")[0]}
+    if kind not in _KEY_TYPE:
+        return out  # a type this fake gives nothing else for
+    base = f"{VIDEO_CDN}/ext_tw_video/{key}/pu"
+    out["preview_image_url"] = f"https://pbs.twimg.com/ext_tw_video_thumb/{key}/pu/img/p.jpg"
+    if kind == "animated_gif":
+        # A GIF is one silent MP4 at bit rate 0, with no duration.
+        out["variants"] = [
+            {
+                "bit_rate": 0,
+                "content_type": "video/mp4",
+                "url": f"{VIDEO_CDN}/tweet_video/{key}.mp4",
+            }
+        ]
+        return out
+    out["duration_ms"] = 20_000
+    out["variants"] = [{"content_type": "application/x-mpegURL", "url": f"{base}/pl/p.m3u8"}]
+    if kind == "video":
+        out["variants"] += [
+            {"bit_rate": 832_000, "content_type": "video/mp4", "url": f"{base}/vid/640x360/v.mp4"},
+            {"bit_rate": 256_000, "content_type": "video/mp4", "url": f"{base}/vid/480x270/v.mp4"},
+        ]
+    return out
+
+
+def media_fields(item: dict[str, Any], asked: set[str]) -> dict[str, Any]:
+    """A media object with only the fields `media.fields` asked for (as X answers)."""
+    return {k: v for k, v in item.items() if k in _MEDIA_DEFAULT_FIELDS or k in asked}
 
 
 # The feed fields only spec 2.167 names; 2.159 cannot ask for them.
@@ -340,7 +378,8 @@ class FakeNotesApi:
         if not expansions & {"referenced_tweets.id", "referenced_posts"}:
             quoted = []
         with_media = items + quoted if "attachments.media_keys" in expansions else []
-        media = [m for item in with_media for m in item.get("_media", [])]
+        asked = set((query.get("media.fields") or "").split(","))
+        media = [media_fields(m, asked) for item in with_media for m in item.get("_media", [])]
         includes: dict[str, Any] = {
             "users": [
                 {"id": i["author_id"], "username": f"user{i['author_id']}", "name": "U"}

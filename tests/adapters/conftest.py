@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,9 +13,15 @@ from tests.contract.plugin import notes_contract, summary_line
 __all__ = ["notes_contract"]
 
 
+def _notes_test(path: Path) -> bool:
+    """A test of the Community Notes adapter: tests/adapters/test_x_notes*.py, or one under
+    tests/adapters/x_notes/."""
+    return "x_notes" in path.name or path.parent.name == "x_notes"
+
+
 @pytest.fixture(autouse=True)
 def _x_notes_contract(request: pytest.FixtureRequest) -> Iterator[None]:
-    if "x_notes" not in request.node.path.name:
+    if not _notes_test(request.node.path):
         yield
         return
     request.getfixturevalue("notes_contract")
@@ -23,7 +30,7 @@ def _x_notes_contract(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "x_notes" in item.path.name or "/adapters/x/" in str(item.path):
+        if _notes_test(item.path) or "/adapters/x/" in str(item.path):
             item.add_marker(pytest.mark.contract)
 
 

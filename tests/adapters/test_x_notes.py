@@ -70,7 +70,7 @@ def feed() -> Iterator[FakeNotesApi]:
         [
             post("10", "old claim", NOW - timedelta(hours=30)),
             post("11", "fresh claim", NOW - timedelta(hours=1)),
-            post("12", "video only", NOW - timedelta(hours=2), media=["video"]),
+            post("12", "video only", NOW - timedelta(hours=2), media=["video/hls"]),
         ],
         [
             post("11", "fresh claim", NOW - timedelta(hours=1)),  # repeated on a later page
@@ -97,7 +97,10 @@ def test_feed_pages_drop_repeats_skip_by_triage_and_rank_note_requests_then_fres
     chosen = [s.id for s in result.summons if s.target_status is TargetStatus.OK]
     assert chosen == ["13", "14", "11"]
     assert skipped["10"].startswith("notes triage: older than 24 h")
-    assert skipped["12"] == "notes triage: video-only post (video is not analysed)"
+    assert skipped["12"] == (
+        "notes triage: video-only post with no video file to read "
+        "(media 7_120: no MP4 file (application/x-mpegURL))"
+    )
     assert skipped["15"] == "notes triage: media we cannot read"
     assert len(result.summons) == 6  # post 11 once
     assert result.cursor is None  # the feed is not in time order: no since-id

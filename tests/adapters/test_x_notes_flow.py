@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from adapters.base import Summons
+from adapters.base import MediaRef, SocialPost, Summons
 from adapters.x_notes.note_store import text_hash
 from bot import notes, users
 from bot.commands.run import run_command
@@ -43,9 +43,11 @@ from pipeline.records import (
     Platform,
     Stance,
     Tier,
+    Trace,
     Verdict,
     utcnow,
 )
+from pipeline.video.records import VideoFinding, VideoReport
 from storage.db import Database
 from storage.models import DecisionRow, Request, XNote
 from testing.fakes.http_server import LocalHTTPServer, Route
@@ -234,6 +236,50 @@ def test_an_evaluate_error_sends_the_note_to_review_not_out(
     done = finish(db, settings, adapter, SUMMONS, decision(), url_ok=always(True))
     assert done.mode == "review"
     assert done.decision.reasons[0].startswith("notes: evaluate failed, held for review")
+
+
+def video_summons(*, findings: bool, error: str | None = None) -> tuple[Summons, Decision]:
+    """A video-only post and a refuting decision whose trace read (or did not read) text in
+    its video."""
+    clip = MediaRef(
+        url="https://pbs.twimg.com/ext_tw_video_thumb/7_110/pu/img/p.jpg",
+        kind="video",
+        video_url="https://video.twimg.com/ext_tw_video/7_110/pu/vid/480x270/v.mp4",
+    )
+    target = SocialPost(
+        id="11", author="a", text="the dam broke, watch", created_at=utcnow(), media=[clip]
+    )
+    report = VideoReport(owner="post", number=1, source=clip.video_url or "", error=error)
+    if findings:
+        report.findings = [VideoFinding(text="DAM COLLAPSES", start=0.0, end=2.0, frames=[1])]
+    summons = SUMMONS.model_copy(update={"target": target})
+    return summons, decision(trace=Trace(videos=[report]))
+
+
+def test_a_video_only_post_with_nothing_read_from_its_video_gets_no_note(
+    api: FakeNotesApi, db: Database, tmp_path: Path
+) -> None:
+    settings = settings_for(api, tmp_path)
+    adapter = build_notes_adapter(settings, db)
+    summons, refuted = video_summons(findings=False, error="over the cap of 600 s")
+    done = finish(db, settings, adapter, summons, refuted, url_ok=always(True))
+    assert done.decision.status is DecisionStatus.ABSTAIN
+    assert done.decision.reasons[0] == (
+        "notes: video-only post and nothing was read from its video "
+        "(video 1: over the cap of 600 s)"
+    )
+    assert api.calls("POST /2/notes/evaluate") == 0
+
+
+def test_a_video_only_post_whose_video_text_was_read_goes_on_to_evaluate(
+    api: FakeNotesApi, db: Database, tmp_path: Path
+) -> None:
+    settings = settings_for(api, tmp_path)
+    adapter = build_notes_adapter(settings, db)
+    summons, refuted = video_summons(findings=True)
+    done = finish(db, settings, adapter, summons, refuted, url_ok=always(True))
+    assert done.decision.status is DecisionStatus.REPLY
+    assert api.calls("POST /2/notes/evaluate") == 1
 
 
 # --- The bot, end to end -------------------------------------------------------------------

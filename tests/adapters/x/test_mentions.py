@@ -37,7 +37,7 @@ MENTION_QUERY = {
     "in_reply_to_user_id,attachments.media_keys,referenced_tweets.id.attachments.media_keys",
     "tweet.fields": "created_at,display_text_range,author_id,conversation_id,in_reply_to_user_id,"
     "referenced_tweets,attachments,entities,lang,note_tweet,withheld",
-    "media.fields": "url,preview_image_url,alt_text,type",
+    "media.fields": "url,preview_image_url,alt_text,type,duration_ms,variants",
     "user.fields": "username",
 }
 

@@ -96,6 +96,8 @@ enabled = true
 poll_interval_s = 1.0
 bot_handle = "{self.handle}"
 session_path = "{home}/bluesky.session"
+# The network's own PLC directory: a posted video's blob is found on the PDS it names.
+plc_url = "{self.net.plc}"
 
 [credibility.overrides]
 "factcheck-desk.example" = "high"

@@ -99,6 +99,7 @@ class Network:
     appview: str
     control: str
     log: Path
+    plc: str = ""  # the PLC directory, where each account's DID document names its PDS
     timings: dict[str, float] = field(default_factory=dict)
 
     def process(self) -> None:
@@ -143,7 +144,7 @@ def start_network(net_dir: Path, postgres_url: str, redis_host: str) -> Iterator
         try:
             _wait_until("the Bluesky network", info.is_file, NET_START_S, proc)
             urls = json.loads(info.read_text(encoding="utf-8"))
-            net = Network(urls["pds"], urls["appview"], urls["control"], log_path)
+            net = Network(urls["pds"], urls["appview"], urls["control"], log_path, urls["plc"])
             net.timings["start_s"] = time.monotonic() - started
             yield net
         except RuntimeError as exc:
@@ -201,6 +202,7 @@ class User:
         reply_to: tuple[Ref, Ref] | None = None,  # (root, parent)
         quote: Ref | None = None,
         image: bytes | None = None,
+        video: bytes | None = None,
     ) -> Ref:
         builder = client_utils.TextBuilder()
         if mention is not None:
@@ -216,6 +218,10 @@ class User:
             embed = models.AppBskyEmbedImages.Main(
                 images=[models.AppBskyEmbedImages.Image(alt="a chart", image=blob)]
             )
+        if video is not None:
+            # app.bsky.embed.video: the uploaded MP4 blob (lexicons/app/bsky/embed/video.json).
+            blob = self.client.upload_blob(video).blob
+            embed = models.AppBskyEmbedVideo.Main(video=blob, alt="a dam")
         reply = None
         if reply_to is not None:
             root, parent = reply_to
