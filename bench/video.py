@@ -26,8 +26,10 @@ pictures, other captions: the hard case, one template) are read too. Per copy:
 `dup_<copy>_known` (share of copies that are a known claim of their source: a pHash match
 within `hash_distance` whose texts agree), `dup_<copy>_any` (known, or a possible match by the
 keyframe embedding at `embedding_threshold`, shown to moderators), `dup_<copy>_wrong` (share
-matched to another source's fact-check); per distractor clip `dup_distractor_false_known` and
-`dup_distractor_false_possible`.
+matched to another source's fact-check), and over the distractors given the same edit
+`dup_<copy>_false_known` and `dup_<copy>_false_possible` (share with any known claim, any
+possible match); `dup_distractor_false_known` and `dup_distractor_false_possible` for the
+distractors as made.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ def reading(log: Log = print) -> dict[str, float]:
 
 
 SOURCES = 6
-DISTRACTORS = 6
+DISTRACTORS = 4
 Copy = Callable[[Path, Path], Path]
 # How a debunked clip comes back: what a platform's transcoder, a screen recorder or an editor
 # does to it.
@@ -217,6 +219,10 @@ def _index(sources: list[Path], images: ImagesConfig, ocr: OcrEngine | None) -> 
     return stored
 
 
+def _share(count: int, total: int) -> float:
+    return round(count / total, 3) if total else 0.0
+
+
 def _found(result: VideoStageResult) -> tuple[set[str], set[str]]:
     """The fact-check URLs the video is a known claim of, and those only possibly matched."""
     known = {m.record.review_url for m in result.claim_matches}
@@ -262,7 +268,17 @@ def duplicates(
             )
             return _found(_read_stage(reader, path))
 
-        out: dict[str, float] = {"dup_sources": float(sources)}
+        others = [clip(folder, sources + n, seed=1000 + n) for n in range(distractors)]
+        out: dict[str, float] = {
+            "dup_sources": float(sources),
+            "dup_distractors": float(len(others)),
+        }
+
+        def false_matches(kind: str, paths: list[Path]) -> None:
+            found = [read(path) for path in paths]
+            out[f"dup_{kind}_false_known"] = _share(sum(bool(h) for h, _ in found), len(paths))
+            out[f"dup_{kind}_false_possible"] = _share(sum(bool(m) for _, m in found), len(paths))
+
         for kind, make in copies.items():
             known = any_ = wrong = 0
             for number, original in enumerate(originals):
@@ -271,19 +287,15 @@ def duplicates(
                 known += url in hit
                 any_ += url in hit | maybe
                 wrong += bool((hit | maybe) - {url})
-            out[f"dup_{kind}_known"] = round(known / sources, 3)
-            out[f"dup_{kind}_any"] = round(any_ / sources, 3)
-            out[f"dup_{kind}_wrong"] = round(wrong / sources, 3)
+            out[f"dup_{kind}_known"] = _share(known, sources)
+            out[f"dup_{kind}_any"] = _share(any_, sources)
+            out[f"dup_{kind}_wrong"] = _share(wrong, sources)
+            # The same edit on unrelated clips: does it make them look like a fact-checked one?
+            false_matches(
+                kind, [make(p, folder / f"{kind}-d{n}.mp4") for n, p in enumerate(others)]
+            )
             log(f"{kind:<28} known {known}/{sources}  any {any_}/{sources}  wrong {wrong}")
-        false_known = false_possible = 0
-        for number in range(distractors):
-            hit, maybe = read(clip(folder, sources + number, seed=1000 + number))
-            false_known += bool(hit)
-            false_possible += bool(maybe)
-        out["dup_distractors"] = float(distractors)
-        out["dup_distractor_false_known"] = round(false_known / max(distractors, 1), 3)
-        out["dup_distractor_false_possible"] = round(false_possible / max(distractors, 1), 3)
-        log(f"distractors: {false_known} known, {false_possible} possible of {distractors}")
+        false_matches("distractor", others)
     return out
 
 

@@ -87,3 +87,5 @@ def test_a_trimmed_reupload_is_recalled_and_an_unrelated_clip_is_no_known_claim(
     )
     assert found["dup_trim_1s_known"] == 1.0 and found["dup_trim_1s_wrong"] == 0.0
     assert found["dup_distractor_false_known"] == 0.0
+    assert found["dup_trim_1s_false_known"] == 0.0  # the same edit on the unrelated clip
+    assert {"dup_trim_1s_false_possible", "dup_distractor_false_possible"} <= found.keys()
