@@ -185,12 +185,12 @@ def scale(factor: float) -> Transform:
     return apply
 
 
-def strobe(path: Path, frames: int = 20, width: int = 1280, height: int = 720) -> Path:
+def strobe(path: Path, frames: int = 30, width: int = 1280, height: int = 720) -> Path:
     """A hostile video for the decoder's CPU budget: full-size noise whose tint flips every
     frame, so that every sample is a scene change and its full-size PNG (noise barely
     compresses) costs the child about 0.2 CPU seconds. Cheap to render (MPEG-4 encodes the
-    noise once per frame, ~0.2 s for 20 frames); a few CPU seconds to read at 30 samples a
-    second."""
+    noise once per frame, ~0.3 CPU s for 30 frames); about 6 CPU seconds to read at 30 samples
+    a second, several times a 1 s budget even on a fast machine."""
     rng = np.random.default_rng(0)
     noise = rng.integers(0, 128, (height, width, 3), dtype=np.uint8)
     tints = [np.array(tint, dtype=np.uint8) for tint in ((127, 0, 0), (0, 0, 127))]
