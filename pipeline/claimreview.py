@@ -71,6 +71,9 @@ class ImportResult:
     # The images a review carries (`image_urls`), by `ClaimRecord.key`: fetched and stored
     # only when asked (`factnote claims import --images`), so a repost is a known claim.
     images: dict[str, list[str]] = field(default_factory=dict)
+    # The video files a review carries (`video_urls`), by `ClaimRecord.key`: decoded into
+    # keyframes and stored only when asked (`claims import --videos`).
+    videos: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _show(value: str, limit: int = 80) -> str:
@@ -284,6 +287,7 @@ def _read_jsonld(data: object, page_url: str | None, result: ImportResult) -> No
         publisher = review.get("author") or review.get("publisher")
         publisher_url = _url(publisher)
         images = image_urls(review, item)
+        videos = video_urls(review, item)
         for rating in _ratings(review):
             rating_text = _label(rating.get("alternateName")) or _label(rating.get("name"))
             result.records.append(
@@ -308,6 +312,8 @@ def _read_jsonld(data: object, page_url: str | None, result: ImportResult) -> No
             )
             if images:
                 result.images[result.records[-1].key] = images
+            if videos:
+                result.videos[result.records[-1].key] = videos
 
 
 MAX_IMAGES = 4  # image URLs kept per review
@@ -336,6 +342,31 @@ def image_urls(review: dict[str, Any], item: dict[str, Any]) -> list[str]:
         if url and url not in urls and url_problem(url) is None:
             urls.append(url)
     return urls[:MAX_IMAGES]
+
+
+MAX_VIDEOS = 2  # video files kept per review: each is decoded in a child process
+
+
+def video_urls(review: dict[str, Any], item: dict[str, Any]) -> list[str]:
+    """The http(s) URLs of the video files a ClaimReview carries, at most `MAX_VIDEOS`: the
+    `contentUrl` of the claim's `video` (schema.org CreativeWork.video), of its
+    `firstAppearance` and `appearance` when they are VideoObjects, then of the review's
+    `video`. Only `contentUrl`: a VideoObject's `url` or `embedUrl` is most often a player
+    page, not the file."""
+    found: list[object] = [*_image_nodes(item.get("video"))]
+    for key in ("firstAppearance", "appearance"):
+        found.extend(
+            node
+            for node in _image_nodes(item.get(key))
+            if isinstance(node, dict) and "VideoObject" in _types(node)
+        )
+    found.extend(_image_nodes(review.get("video")))
+    urls: list[str] = []
+    for node in found:
+        url = _url(node.get("contentUrl")) if isinstance(node, dict) else None
+        if url and url not in urls and url_problem(url) is None:
+            urls.append(url)
+    return urls[:MAX_VIDEOS]
 
 
 def read_jsonld(data: object, page_url: str | None = None) -> ImportResult:

@@ -10,6 +10,7 @@ of the main database unless `--index` names a standalone one.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,11 @@ from pipeline.config import ClaimsConfig, CredibilityConfig, FetchConfig, Releva
 IMAGES_HELP = (
     "Also fetch the images reviews carry (SSRF-guarded) and remember them in the main "
     "database, so that a repost of one is a known claim."
+)
+VIDEOS_HELP = (
+    "Also fetch the video files reviews carry (VideoObject contentUrl, SSRF-guarded), decode "
+    "their keyframes in a budgeted child and remember them in the main database, so that a "
+    "re-upload of a debunked clip is a known claim."
 )
 
 app = typer.Typer(
@@ -67,12 +73,11 @@ def import_(
     ),
     index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
     images: bool = typer.Option(False, "--images", help=IMAGES_HELP),
+    videos: bool = typer.Option(False, "--videos", help=VIDEOS_HELP),
 ) -> None:
     """Add fact-checks to the claim index; one record per review of a claim. A file or review
     that cannot be imported gets a `failed:` line and the rest are still imported; the exit
     status is 1 when anything failed."""
-    from collections import Counter
-
     from pipeline.claimreview import (
         ClaimImportError,
         apply_rating_map,
@@ -97,8 +102,9 @@ def import_(
         _open(ctx, index) as claims_index,
         Fetcher(section(ctx, "fetch", FetchConfig)) as fetcher,
         progress.bars(ctx) as bars,
-        _image_store(ctx, images) as image_store,
+        _image_store(ctx, images or videos) as image_store,
     ):
+        media = (fetcher, image_store)
         sources_bar = bars.add("sources", len(sources))
         for source in sources_bar.track(sources):
             try:
@@ -128,8 +134,7 @@ def import_(
                 continue
             unrated = sum(1 for r in records if r.rating.value == "unrated")
             say(f"{source}: {len(records)} review(s), {added} new or changed, {unrated} unrated")
-            if image_store is not None and result.images:
-                _import_images(ctx, source, records, result.images, (fetcher, image_store), failed)
+            _import_media(ctx, source, records, result, (images, videos), media, failed)
         total = len(claims_index)
     say(f"claim index holds {total} review(s)")
     if unknown:
@@ -158,6 +163,25 @@ def _image_store(ctx: typer.Context, wanted: bool) -> Iterator[Any]:
         db.dispose()
 
 
+def _import_media(
+    ctx: typer.Context,
+    source: str,
+    records: list[Any],
+    result: Any,
+    wanted: tuple[bool, bool],
+    fetcher_and_store: tuple[Any, Any],
+    failed: Callable[[str, str], None],
+) -> None:
+    """The images (`wanted[0]`) and videos (`wanted[1]`) `source`'s reviews carry, remembered
+    in the main database's image store."""
+    if fetcher_and_store[1] is None:
+        return
+    if wanted[0] and result.images:
+        _import_images(ctx, source, records, result.images, fetcher_and_store, failed)
+    if wanted[1] and result.videos:
+        _import_videos(ctx, source, records, result.videos, fetcher_and_store, failed)
+
+
 def _import_images(
     ctx: typer.Context,
     source: str,
@@ -182,6 +206,38 @@ def _import_images(
     for reason in taken.failures:
         failed(source, reason)
     say(f"{source}: {taken.stored} image(s) of its reviews remembered")
+
+
+def _import_videos(
+    ctx: typer.Context,
+    source: str,
+    records: list[Any],
+    urls: dict[str, list[str]],
+    fetcher_and_store: tuple[Any, Any],
+    failed: Callable[[str, str], None],
+) -> None:
+    """Fetch, decode and remember the keyframes of the videos `source`'s reviews carry; a
+    failure line per video not taken in."""
+    from pipeline.config import ImagesConfig, VideoConfig
+    from pipeline.image_embedding import embedder_for
+    from pipeline.ocr import get_ocr
+    from pipeline.video.factchecks import store_fact_check_videos
+
+    cfg = section(ctx, "images", ImagesConfig)
+    fetcher, store = fetcher_and_store
+    taken = store_fact_check_videos(
+        records,
+        urls,
+        fetcher,
+        section(ctx, "video", VideoConfig),
+        cfg,
+        store,
+        embedder=embedder_for(cfg),
+        ocr=get_ocr(cfg) if cfg.ocr else None,
+    )
+    for reason in taken.failures:
+        failed(source, reason)
+    say(f"{source}: {taken.videos} video(s) of its reviews remembered, {taken.keyframes} keyframes")
 
 
 IMPORT_BATCH = 256  # records embedded and stored at once when a source holds many

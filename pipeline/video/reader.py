@@ -1,8 +1,10 @@
 """Videos as text: each video of a post is taken in safely and decoded into keyframes in a
-budgeted child process (`intake`), each keyframe is read offline (the images' OCR) and
-hashed (pHash, matched against the remembered fact-checked pictures through
-`ImageReader.match_picture`: a re-upload of a debunked clip is a known claim), and the text read
-is de-duplicated across frames, each text once with the time range it was on screen.
+budgeted child process (`intake`), each keyframe is read offline (the images' OCR), hashed
+(pHash) and, with `[images] embedding`, embedded, and matched like a posted picture
+(`ImageReader.match_picture`) against the remembered fact-checked pictures and the keyframes of
+fact-checked videos (`pipeline.video.factchecks`): a re-upload of a debunked clip is a known
+claim whose query names the keyframe's time in both videos. The text read is de-duplicated
+across frames, each text once with the time range it was on screen.
 
 What was read becomes the video's description ("Text in the video ... [0:01-0:03] "..."") and
 text, untrusted data like a post's own words, capped at `VideoConfig.max_text_chars`; the
@@ -24,13 +26,14 @@ from pipeline.claims import ClaimMatch
 from pipeline.config import ImagesConfig, VideoConfig
 from pipeline.fetch import Fetcher
 from pipeline.image_hash import phash
-from pipeline.image_intake import ImageUnreadable, decode
+from pipeline.image_intake import ImageUnreadable, IntakeImage, decode
 from pipeline.image_records import ImageReport, OcrLine
-from pipeline.images import ImageReader
+from pipeline.images import ImageReader, possible_match_notes
 from pipeline.lexical import terms
 from pipeline.ocr import OcrEngine
 from pipeline.prompts import cut_text
 from pipeline.records import Post, Video
+from pipeline.video.factchecks import source_time
 from pipeline.video.intake import DecodedVideo, VideoUnreadable, take_in_video
 from pipeline.video.records import KeyframeReport, VideoFinding, VideoReport, clock
 from pipeline.video.transcribe import Transcriber, TranscriptionFailed, build_transcriber
@@ -232,12 +235,36 @@ class VideoReader:
             )
             picture.ocr = kf.ocr
             picture.sha256 = taken.sha256
-            prefix = f"{picture.owner} image {number}"
-            for match in self.pictures.match_picture(taken, picture, as_of):
-                where = f"{report.label} keyframe {number} at {clock(frame.t)}"
-                query = where + match.query.removeprefix(prefix)
-                result.claim_matches.append(match.model_copy(update={"query": query}))
+            where = f"{report.label} keyframe {number} at {clock(frame.t)}"
+            result.claim_matches.extend(self._matches(taken, picture, where, as_of))
             kf.matches = picture.matches
+            prefix = f"{picture.owner} image {number}"
+            result.notes.extend(
+                where + line.removeprefix(prefix) for line in possible_match_notes(picture)
+            )
+        return out
+
+    def _matches(
+        self, taken: IntakeImage, picture: ImageReport, where: str, as_of: datetime
+    ) -> list[ClaimMatch]:
+        """The keyframe's known-claim matches among the remembered pictures (pHash, then the
+        embedding), each query naming the keyframe's time and, for a fact-checked video's
+        keyframe, that video's time too."""
+        assert self.pictures is not None
+        prefix = f"{picture.owner} image {picture.number}"
+        found = self.pictures.match_picture(taken, picture, as_of)
+        out: list[ClaimMatch] = []
+        for match in found:
+            query = where + match.query.removeprefix(prefix)
+            times = {
+                t
+                for m in picture.matches
+                if m.fact_check_url == match.record.review_url
+                and (t := source_time(m.source)) is not None
+            }
+            if times:
+                query += f", the fact-checked video at {clock(min(times))}"
+            out.append(match.model_copy(update={"query": query}))
         return out
 
 

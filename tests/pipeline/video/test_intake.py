@@ -15,7 +15,7 @@ from PIL import Image
 from pipeline.config import FetchConfig, VideoConfig
 from pipeline.fetch import Fetcher
 from pipeline.video.intake import VideoUnreadable, decode_video, take_in_video
-from testing.video_samples import THREE_SCENES, Scene, render
+from testing.video_samples import THREE_SCENES, Scene, render, strobe
 
 pytestmark = pytest.mark.process
 
@@ -90,6 +90,18 @@ def test_the_wall_deadline_kills_a_decoder_that_takes_too_long(three: bytes) -> 
     with pytest.raises(VideoUnreadable, match=r"wall deadline of 0\.05 s"):
         decode_video(three, VideoConfig(decode_timeout_s=0.05))
     assert time.monotonic() - start < 5
+
+
+def test_the_cpu_budget_kills_a_strobe_the_same_budget_reads_a_normal_video_in(
+    tmp_path: Path, three: bytes
+) -> None:
+    # Every frame sampled, each a full-size noise PNG: several CPU seconds against a budget of
+    # one (RLIMIT_CPU's smallest); the wall deadline is far, so it is the rlimit that acts.
+    cfg = VideoConfig(cpu_seconds=1, sample_fps=30, decode_timeout_s=120)
+    assert decode_video(three, cfg).keyframes
+    hostile = strobe(tmp_path / "strobe.mp4").read_bytes()
+    with pytest.raises(VideoUnreadable, match="decoder killed: over its budget of 1 CPU seconds"):
+        decode_video(hostile, cfg)
 
 
 def test_the_memory_budget_ends_the_child_not_the_worker(tmp_path: Path, three: bytes) -> None:
