@@ -6,9 +6,10 @@ A request's state used to be assigned from many places; each assignment is now a
 for claims and expiry that must not race another worker). Both refuse a move the table does
 not allow, write one `RequestEvent` row in the same transaction as the state change (so the log
 and the state can never disagree; a Core insert, not an ORM object: half the cost on the hot
-path), note the requests made claimable for the queue (`WOKEN`), and log one line
-(`bot.logs.log_transition`) once the change is committed. The web app's item history and the
-audit report read the log through `history`.
+path), note the requests made claimable for the queue, and log one line
+(`bot.logs.log_transition`) once the change is committed (both in the transaction's notes,
+`storage.db.TransactionNotes`, which the database's sessions run or drop at its end). The web
+app's item history and the audit report read the log through `history`.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import partial
+from typing import cast
 
-from sqlalchemy import ColumnElement, event, insert, select, update
+from sqlalchemy import ColumnElement, insert, select, update
 from sqlalchemy.orm import Session
 
 from bot.logs import log_transition
 from pipeline.records import utcnow
-from storage.db import Database
+from storage.db import Database, notes
 from storage.models import Request, RequestEvent, RequestState
 from storage.request_moves import Guard, guarded_move
 
@@ -115,23 +117,6 @@ def _check(request_id: int | None, from_state: RequestState | None, to: RequestS
 
 
 _EVENT_INSERT = insert(RequestEvent)  # built once: it runs for every transition
-_PENDING = "factnote.lifecycle.pending"  # session.info key: lines to log after the commit
-# session.info key: the requests this transaction made claimable (queued, retry). The queue
-# (bot/queue.py) writes their jobs before the commit.
-WOKEN = "factnote.lifecycle.woken"
-
-
-@event.listens_for(Session, "after_commit")
-def _log_committed(session: Session) -> None:
-    session.info.pop(WOKEN, None)
-    for line in session.info.pop(_PENDING, []):
-        line()
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget_rolled_back(session: Session) -> None:
-    session.info.pop(_PENDING, None)
-    session.info.pop(WOKEN, None)
 
 
 @dataclass(frozen=True)
@@ -145,7 +130,7 @@ class Outcome:
 
 def _write_events(session: Session, values: Sequence[dict[str, object]]) -> None:
     """Event rows in one Core insert (an ORM object each cost twice as much; issue 12). The
-    requests they make claimable are noted under `WOKEN` for the queue."""
+    requests they make claimable are noted in the transaction's notes for the queue."""
     if not values:
         return
     # The request's own pending changes are flushed with the rest at the commit: one UPDATE
@@ -157,9 +142,10 @@ def _write_events(session: Session, values: Sequence[dict[str, object]]) -> None
 
 
 def _note_woken(session: Session, values: Sequence[dict[str, object]]) -> None:
-    woken = {v["request_id"] for v in values if v["to_state"] in _CLAIMABLE_VALUES}
-    if woken:
-        session.info.setdefault(WOKEN, set()).update(woken)
+    woken = notes(session).woken
+    for v in values:
+        if v["to_state"] in _CLAIMABLE_VALUES:
+            woken.add(cast(int, v["request_id"]))
 
 
 def _event_values(
@@ -177,7 +163,7 @@ def _event_values(
     said = outcome or Outcome()
     trouble = bool(said.error) or to in (S.RETRY, S.FAILED)
     # Logged once the change is committed: a rolled-back change was never a transition.
-    session.info.setdefault(_PENDING, []).append(
+    notes(session).after_commit.append(
         partial(
             log_transition,
             request_id,

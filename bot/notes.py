@@ -26,7 +26,7 @@ from adapters.base import Adapter, PlatformError, Summons
 from adapters.x_notes import MISLEADING, XNotesAdapter
 from bot.config import Settings
 from bot.notes_store import SqlNotesLedger
-from bot.platforms import Finished
+from bot.platform_specs import Finished
 from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher
 from pipeline.links import find_urls

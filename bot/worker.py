@@ -12,9 +12,10 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
@@ -37,47 +38,36 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class _Work(NamedTuple):
-    """What processing a request reads of it: its summons, platform, the request whose answer
-    it reuses, its attempts so far, and the mode its platform is in now."""
+@dataclass(frozen=True)
+class Claimed:
+    """What processing a request reads of it, in the transaction that claimed it: its stored
+    summons (validated when processed: a row it cannot read fails that request only), its
+    platform, the request whose answer it reuses, its attempts counted with this one, and the
+    mode its platform is in now (read then, not at start: an admin's switch, bot/overrides.py,
+    applies to new decisions)."""
 
-    summons: Any
+    summons: dict[str, Any]
     platform: str
     reused_from: int | None
     attempts: int
     mode: str
 
 
-class Claimed(NamedTuple):
-    """What a claim's own query read of a request, attempts counted after the claim, and the
-    mode its platform is in when the query read the overrides too (bot/queue.py)."""
-
-    summons: Any
-    platform: str
-    reused_from: int | None
-    attempts: int
-    mode: str | None = None
-
-
-def _work(
-    session: Session, settings: Settings, request_id: int, row: Claimed | None = None
-) -> _Work:
-    if row is None:
-        found = session.execute(
-            select(
-                Request.summons, Request.platform, Request.reused_from_id, Request.attempts
-            ).where(Request.id == request_id)
-        ).one()
-        row = Claimed(*found)
-    # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
-    mode = row.mode or overrides.live_mode_in(session, settings, row.platform)
-    return _Work(row.summons, row.platform, row.reused_from, row.attempts, mode)
+def _work(session: Session, settings: Settings, request_id: int) -> Claimed:
+    found = session.execute(
+        select(Request.summons, Request.platform, Request.reused_from_id, Request.attempts).where(
+            Request.id == request_id
+        )
+    ).one()
+    mode = overrides.live_mode_in(session, settings, found.platform)
+    return Claimed(found.summons, found.platform, found.reused_from_id, found.attempts, mode)
 
 
 _PROCESSING = RequestState.PROCESSING.value
 
 
-class _Result(NamedTuple):
+@dataclass(frozen=True)
+class _Result:
     """A request's checked result, to record: its decision and what recording it needs."""
 
     request_id: int
@@ -119,7 +109,7 @@ class Worker:
         self.name = lifecycle.worker_name()
         self._leases = lifecycle.LeaseKeeper(db, self.name, settings.runtime.lease_s)
         # What `process` reads of a request, read by the transaction that claimed it.
-        self._claimed: dict[int, _Work] = {}
+        self._claimed: dict[int, Claimed] = {}
 
     def recover(self) -> int:
         """Requests whose worker is gone go back to the queue: a lease that ran out, a lease
@@ -181,18 +171,19 @@ class Worker:
         """Read, in the transaction that just claimed `request_id` for this worker, what
         `process` needs of it (`row`: what the claim's query read already): no session of
         its own per request (issue 12)."""
-        self._claimed[request_id] = _work(session, self.settings, request_id, row)
+        self._claimed[request_id] = row or _work(session, self.settings, request_id)
 
     def _process(self, request_id: int) -> None:
         work = self._claimed.pop(request_id, None)
         if work is None:  # claimed elsewhere (a test, a caller of `process`)
             with self.db.session() as session:
                 work = _work(session, self.settings, request_id)
-        stored, platform, reused_from, attempts, mode = work
+        platform, attempts, mode = work.platform, work.attempts, work.mode
         try:
-            summons = Summons.model_validate(stored)  # a row it cannot read is this one's fault
-            if reused_from is not None:
-                decision = self._reuse(reused_from)
+            # A row it cannot read is this one's fault.
+            summons = Summons.model_validate(work.summons)
+            if work.reused_from is not None:
+                decision = self._reuse(work.reused_from)
             else:
                 post = target_post(summons)
                 if post is None:
@@ -251,11 +242,11 @@ class Worker:
             with self.db.transaction() as session:
                 return self._record_in(session, result)
         except _LeaseLost:
-            log.warning("request %s: lease lost while checking; result dropped", result[0])
+            log.warning("request %s: lease lost while checking; result dropped", result.request_id)
             return None
 
     def _record_in(self, session: Session, result: _Result) -> Attempt | None:
-        request_id, platform, decision, mode, attempts, summons, adapter = result
+        request_id, platform, decision = result.request_id, result.platform, result.decision
         params = {"request_id": request_id, **repeat_params(request_id, platform, decision)}
         found = session.execute(_record_read(), params).one_or_none()
         if found is None or (found.state, found.lease_owner) != (_PROCESSING, self.name):
@@ -263,8 +254,8 @@ class Worker:
         guard_cfg = self.settings.guard
         decision = unrepeated_given(found.earlier, request_id, platform, decision, guard_cfg)
         insert_decision(session, request_id, decision)
-        state, reason, values = self._outcome(decision, mode, attempts)
-        posts = state is RequestState.POSTING and adapter is not None
+        state, reason, values = self._outcome(decision, result.mode, result.attempts)
+        posts = state is RequestState.POSTING and result.adapter is not None
         if posts:
             values.update(first_attempt_values(found.post_attempts))
         # Done with processing: stop renewing now, not once posting is done too, or a beat
@@ -289,7 +280,8 @@ class Worker:
             return None
         allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls]
         number = found.post_attempts + 1
-        return claimed_attempt(session, request_id, summons, decision.reply or "", number, allowed)
+        reply = decision.reply or ""
+        return claimed_attempt(session, request_id, result.summons, reply, number, allowed)
 
     def _outcome(
         self, decision: Decision, mode: str, attempts: int
