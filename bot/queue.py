@@ -57,10 +57,10 @@ from sqlalchemy.orm import Session
 from bot import lifecycle, overrides
 from bot.config import ConfigError, QueueConfig, Settings
 from bot.heap import freeze_startup_heap
-from bot.leader import conninfo, is_postgres
 from bot.worker import Claimed, Worker
 from pipeline.records import utcnow
 from storage.db import PING_AFTER_IDLE_S, Database, DatabaseBusy, notes, retry_when_locked
+from storage.dialect import conninfo, is_postgres
 from storage.models import Request, RequestState
 
 log = logging.getLogger(__name__)

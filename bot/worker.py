@@ -14,11 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache
 from typing import Any, TypeVar
-
-from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session
 
 from adapters.base import Adapter, Summons
 from bot import lifecycle, overrides
@@ -27,10 +23,11 @@ from bot.convert import reply_platform, target_post
 from bot.lifecycle import ActorKind
 from bot.platforms import finish_decision
 from bot.posting import Attempt, claimed_attempt, first_attempt_values, post_claimed
-from bot.repeats import repeat_params, repeated_by_query, unrepeated_given
+from bot.repeats import repeat_params, unrepeated_given
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
-from storage.db import Database, retry_when_locked
+from storage import requests
+from storage.db import Database, Session, retry_when_locked
 from storage.models import Request, RequestState
 from storage.repositories import insert_decision, latest_decision
 
@@ -54,11 +51,7 @@ class Claimed:
 
 
 def _work(session: Session, settings: Settings, request_id: int) -> Claimed:
-    found = session.execute(
-        select(Request.summons, Request.platform, Request.reused_from_id, Request.attempts).where(
-            Request.id == request_id
-        )
-    ).one()
+    found = requests.to_process(session, request_id)
     mode = overrides.live_mode_in(session, settings, found.platform)
     return Claimed(found.summons, found.platform, found.reused_from_id, found.attempts, mode)
 
@@ -81,17 +74,6 @@ class _Result:
 
 class _LeaseLost(Exception):
     """The request is no longer this worker's to record: its transaction is rolled back."""
-
-
-@cache  # built once: it runs for every decision recorded (issue 12)
-def _record_read() -> Select[Any]:
-    """What recording a decision reads of its request (`:request_id`): whether this worker
-    still holds it, its posting attempts so far, and an earlier request that sent the same
-    reply (`repeats.repeated_by_query`, its values bound by `repeat_params`)."""
-    earlier = repeated_by_query().scalar_subquery()
-    return select(
-        Request.state, Request.lease_owner, Request.post_attempts, earlier.label("earlier")
-    ).where(Request.id == bindparam("request_id"))
 
 
 class Worker:
@@ -247,8 +229,8 @@ class Worker:
 
     def _record_in(self, session: Session, result: _Result) -> Attempt | None:
         request_id, platform, decision = result.request_id, result.platform, result.decision
-        params = {"request_id": request_id, **repeat_params(request_id, platform, decision)}
-        found = session.execute(_record_read(), params).one_or_none()
+        repeat = repeat_params(request_id, platform, decision)
+        found = requests.to_record(session, request_id, repeat)
         if found is None or (found.state, found.lease_owner) != (_PROCESSING, self.name):
             raise _LeaseLost
         guard_cfg = self.settings.guard
@@ -346,7 +328,7 @@ class Worker:
     def _technical_failure(self, request_id: int, attempts: int, error: str) -> None:
         runtime = self.settings.runtime
         with self.db.transaction() as session:
-            request = session.get(Request, request_id)
+            request = requests.get(session, request_id)
             assert request is not None
             if not lifecycle.holds_lease(session, request, self.name):
                 return

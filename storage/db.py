@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential
+
+from storage.dialect import SQLITE, backend, sqlite_file
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
@@ -120,11 +121,10 @@ def _sqlite_pragmas(busy_timeout_s: float) -> Callable[[Any, Any], None]:
 
 
 def make_engine(url: str, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    if backend(url) == SQLITE:
+        database = sqlite_file(url)
+        if database is not None:
+            database.expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s}
         )

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from pipeline.records import utcnow
+from storage.dialect import on_postgres
 from storage.models import Request, RequestEvent
 
 EVENT_COLUMNS = ("request_id", "at", "from_state", "to_state", "reason", "actor")
@@ -70,7 +71,7 @@ def guarded_move(
             .execution_options(synchronize_session=False)
         )
         return Moved(_one(result), False)
-    with_event = event is not None and session.get_bind().dialect.name == "postgresql"
+    with_event = event is not None and on_postgres(session)
     if with_event:
         # The onupdate default of a CTE's UPDATE is not filled in: set it here.
         given.setdefault("updated_at", utcnow())
