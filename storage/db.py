@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
-from sqlalchemy.exc import InvalidatePoolError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    InvalidatePoolError,
+    NoSuchModuleError,
+    OperationalError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -47,6 +52,20 @@ _LOCK_SQLSTATES = frozenset({"55P03", "40001", "40P01"})
 class DatabaseBusy(Exception):
     """The database stayed locked by someone else through every retry. One line to report;
     nothing is wrong with the data, and running again later is safe."""
+
+
+def is_url_error(exc: BaseException) -> bool:
+    """Whether `exc` is SQLAlchemy refusing a database URL (no such dialect or driver, or a
+    URL it cannot parse) rather than a database's own error."""
+    return isinstance(exc, NoSuchModuleError | ArgumentError)
+
+
+def driver_error(exc: BaseException) -> BaseException | None:
+    """The driver's own error inside an operational failure (a connection refused, a file
+    that cannot be opened); None when `exc` is not one."""
+    if not isinstance(exc, OperationalError):
+        return None
+    return exc.orig or exc
 
 
 def is_lock_error(exc: BaseException) -> bool:
