@@ -7,12 +7,13 @@ moves are `storage.request_moves`."""
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Row, Select, bindparam, func, select
+from sqlalchemy import Engine, Row, Select, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from storage.models import Cursor, RateBudgetRow, Request, RequestEvent, RequestState
@@ -197,3 +198,63 @@ def overview(session: Session, errors_since: datetime, held: str, cli_platform: 
         budgets=budgets,
         cli_checks=int(checks or 0),
     )
+
+
+# -- posting ---------------------------------------------------------------------------------
+
+
+def due_posts(session: Session, now: datetime) -> list[int]:
+    """Requests in `posting` whose attempt is due at `now` (no claim's lease runs)."""
+    return list(
+        session.scalars(
+            select(Request.id)
+            .where(
+                Request.state == RequestState.POSTING.value,
+                Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= now),
+            )
+            .order_by(Request.id)
+        )
+    )
+
+
+def claim_post(
+    session: Session, request_id: int, seen: int, now: datetime, lease: timedelta, owner: str
+) -> bool:
+    """Take posting attempt `seen + 1` of a request still in `posting` with `seen` attempts
+    and no other poster's lease running at `now`, for `owner`, leased for `lease`. False when
+    another poster got there first."""
+    claimed = session.execute(
+        update(Request)
+        .where(
+            Request.id == request_id,
+            Request.state == RequestState.POSTING.value,
+            Request.post_attempts == seen,
+            Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= now),
+        )
+        .values(post_attempts=seen + 1, next_attempt_at=now + lease, lease_owner=owner)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(claimed.rowcount == 1)  # type: ignore[attr-defined]
+
+
+# Each platform's horizon, per database: the first request's creation never changes (requests
+# are never deleted), and finding it sorts the platform's rows, a cost that grew with the
+# database on every post (issue 12).
+_HORIZONS: weakref.WeakKeyDictionary[Engine, dict[str, datetime]] = weakref.WeakKeyDictionary()
+
+
+def horizon(session: Session, platform: str) -> datetime | None:
+    """When this database took in its first request from `platform` (None: none yet)."""
+    bind = session.get_bind()
+    known = _HORIZONS.setdefault(bind, {}) if isinstance(bind, Engine) else {}
+    if platform not in known:
+        found = session.scalars(
+            select(Request.created_at)
+            .where(Request.platform == platform)
+            .order_by(Request.id)
+            .limit(1)
+        ).first()
+        if found is None:
+            return None
+        known[platform] = found
+    return known[platform]
