@@ -16,7 +16,14 @@ from typing import Any
 from sqlalchemy import Engine, Row, Select, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from storage.models import Cursor, RateBudgetRow, Request, RequestEvent, RequestState
+from storage.models import (
+    Cursor,
+    RateBudgetRow,
+    Request,
+    RequestEvent,
+    RequestState,
+    ReviewAction,
+)
 
 # Requests whose reply text went out, is about to, or would have (dry-run audits show what
 # live would do).
@@ -258,3 +265,30 @@ def horizon(session: Session, platform: str) -> datetime | None:
             return None
         known[platform] = found
     return known[platform]
+
+
+# -- review ----------------------------------------------------------------------------------
+
+
+def review_actions(session: Session, request_id: int) -> list[ReviewAction]:
+    """What moderators did to a request, oldest first."""
+    return list(
+        session.scalars(
+            select(ReviewAction)
+            .where(ReviewAction.request_id == request_id)
+            .order_by(ReviewAction.id)
+        )
+    )
+
+
+def overdue_reviews(session: Session, moment: datetime) -> list[int]:
+    """Requests awaiting review whose deadline passed before `moment`."""
+    return list(
+        session.scalars(
+            select(Request.id).where(
+                Request.state == RequestState.AWAITING_REVIEW.value,
+                Request.review_deadline.is_not(None),
+                Request.review_deadline < moment,
+            )
+        )
+    )
