@@ -14,10 +14,11 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Engine, Row, Select, bindparam, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from storage.models import (
     Cursor,
+    DecisionRow,
     RateBudgetRow,
     Request,
     RequestEvent,
@@ -290,5 +291,40 @@ def overdue_reviews(session: Session, moment: datetime) -> list[int]:
                 Request.review_deadline.is_not(None),
                 Request.review_deadline < moment,
             )
+        )
+    )
+
+
+# -- export ----------------------------------------------------------------------------------
+
+
+def decisions_after(
+    session: Session, last_id: int, since: datetime | None, limit: int
+) -> list[DecisionRow]:
+    """The next `limit` decisions after id `last_id` (made at or after `since`), oldest
+    first, with their evidence, LLM calls and request (and its decisions) loaded along."""
+    statement = (
+        select(DecisionRow)
+        .where(DecisionRow.id > last_id)
+        .options(
+            selectinload(DecisionRow.evidence),
+            selectinload(DecisionRow.llm_calls),
+            selectinload(DecisionRow.request).selectinload(Request.decisions),
+        )
+        .order_by(DecisionRow.id)
+        .limit(limit)
+    )
+    if since is not None:
+        statement = statement.where(DecisionRow.created_at >= since)
+    return list(session.scalars(statement))
+
+
+def review_actions_of(session: Session, request_ids: list[int]) -> list[ReviewAction]:
+    """What moderators did to any of `request_ids`, oldest first."""
+    return list(
+        session.scalars(
+            select(ReviewAction)
+            .where(ReviewAction.request_id.in_(request_ids))
+            .order_by(ReviewAction.id)
         )
     )
