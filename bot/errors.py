@@ -94,18 +94,19 @@ def user_error(exc: BaseException) -> list[str] | None:
 
 
 def _database_error(exc: BaseException) -> list[str] | None:
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+    from storage.db import driver_error, is_url_error
 
-    if isinstance(exc, NoSuchModuleError | ArgumentError) and _about_url(exc):
+    if is_url_error(exc) and _about_url(exc):
         return [
             f"setting database_url (env FACTNOTE_DATABASE_URL) is not a usable database URL: "
             f"{_first_line(exc)}; use e.g. sqlite:///data/factnote.db or "
             f"postgresql+psycopg://user@host/dbname"
         ]
-    if isinstance(exc, OperationalError) and _cannot_connect(exc):
+    driver = driver_error(exc)
+    if driver is not None and _cannot_connect(exc):
         return [
             f"cannot open the database (setting database_url, env FACTNOTE_DATABASE_URL): "
-            f"{_first_line(exc.orig or exc)}; check that the server runs and the URL is right"
+            f"{_first_line(driver)}; check that the server runs and the URL is right"
         ]
     return None
 

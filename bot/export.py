@@ -18,14 +18,13 @@ from datetime import datetime
 from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel
-from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
 
 from bot.summary import CLI_PLATFORM
 from pipeline.records import Evidence, LLMCall
-from storage.db import Database
+from storage import requests as stored
+from storage.db import Database, Session
 from storage.mapping import column_values
-from storage.models import Base, DecisionRow, Request, ReviewAction
+from storage.models import Base, DecisionRow, ReviewAction
 from storage.repositories import decision_from_row
 
 Format = Literal["jsonl", "csv"]
@@ -139,9 +138,7 @@ def _actions_by_decision(
 ) -> dict[int, list[ReviewAction]]:
     requests = {row.request_id: row.request for row in rows}
     found: dict[int, list[ReviewAction]] = {}
-    for action in session.scalars(
-        select(ReviewAction).where(ReviewAction.request_id.in_(requests)).order_by(ReviewAction.id)
-    ):
+    for action in stored.review_actions_of(session, list(requests)):
         decisions = sorted(requests[action.request_id].decisions, key=lambda d: d.id)
         found.setdefault(_acted_on(decisions, action), []).append(action)
     return found
@@ -152,20 +149,7 @@ def export_records(db: Database, since: datetime | None = None) -> Iterator[Expo
     last_id = 0
     while True:
         with db.session() as session:
-            stmt = (
-                select(DecisionRow)
-                .where(DecisionRow.id > last_id)
-                .options(
-                    selectinload(DecisionRow.evidence),
-                    selectinload(DecisionRow.llm_calls),
-                    selectinload(DecisionRow.request).selectinload(Request.decisions),
-                )
-                .order_by(DecisionRow.id)
-                .limit(_BATCH)
-            )
-            if since is not None:
-                stmt = stmt.where(DecisionRow.created_at >= since)
-            rows = list(session.scalars(stmt))
+            rows = stored.decisions_after(session, last_id, since, _BATCH)
             if not rows:
                 return
             actions = _actions_by_decision(session, rows)

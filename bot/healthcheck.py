@@ -13,16 +13,13 @@ import sys
 import urllib.error
 import urllib.request
 from datetime import timedelta
-from pathlib import Path
-
-from sqlalchemy import select, text
-from sqlalchemy.engine import make_url
 
 from bot.config import ConfigError, load_settings
 from bot.summary import poll_failing
 from pipeline.records import utcnow
 from storage.db import Database
-from storage.models import Cursor
+from storage.dialect import sqlite_file
+from storage.requests import poll_cursors
 
 
 def probe_web(url: str, timeout_s: float = 5.0) -> bool | None:
@@ -39,14 +36,13 @@ def probe_web(url: str, timeout_s: float = 5.0) -> bool | None:
 
 def bot_problem(database_url: str, max_poll_age_s: float) -> str | None:
     """Why the bot is unhealthy, or None."""
-    url = make_url(database_url)
-    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).is_file():
-        return f"database: no file at {url.database}"  # and the probe must not create one
+    file = sqlite_file(database_url)
+    if file is not None and not file.is_file():
+        return f"database: no file at {file}"  # and the probe must not create one
     db = Database(database_url, migrate=False)
     try:
         with db.session() as session:
-            session.execute(text("SELECT 1"))
-            cursors = list(session.scalars(select(Cursor)))
+            cursors = poll_cursors(session)
     except Exception as exc:  # any failure to read is the answer, not a crash of the probe
         return f"database: {type(exc).__name__}"
     finally:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 import psycopg
-from sqlalchemy.engine import make_url
+
+from storage.dialect import conninfo, is_postgres
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +32,6 @@ _KEEPALIVES = {
     "keepalives_interval": 2,
     "keepalives_count": 3,
 }
-
-
-def is_postgres(database_url: str) -> bool:
-    return make_url(database_url).get_backend_name() == "postgresql"
-
-
-def conninfo(database_url: str) -> str:
-    """The libpq form of a SQLAlchemy URL (`postgresql+psycopg://` -> `postgresql://`)."""
-    url = make_url(database_url).set(drivername="postgresql")
-    return url.render_as_string(hide_password=False)
 
 
 def leadership_for(

@@ -6,9 +6,10 @@ A request's state used to be assigned from many places; each assignment is now a
 for claims and expiry that must not race another worker). Both refuse a move the table does
 not allow, write one `RequestEvent` row in the same transaction as the state change (so the log
 and the state can never disagree; a Core insert, not an ORM object: half the cost on the hot
-path), note the requests made claimable for the queue (`WOKEN`), and log one line
-(`bot.logs.log_transition`) once the change is committed. The web app's item history and the
-audit report read the log through `history`.
+path), note the requests made claimable for the queue, and log one line
+(`bot.logs.log_transition`) once the change is committed (both in the transaction's notes,
+`storage.db.TransactionNotes`, which the database's sessions run or drop at its end). The web
+app's item history and the audit report read the log through `history`.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import partial
-
-from sqlalchemy import ColumnElement, event, insert, select, update
-from sqlalchemy.orm import Session
+from typing import cast
 
 from bot.logs import log_transition
 from pipeline.records import utcnow
-from storage.db import Database
-from storage.models import Request, RequestEvent, RequestState
-from storage.request_moves import Guard, guarded_move
+from storage import request_moves as moves
+from storage.db import Database, Session, notes
+from storage.models import Request, RequestState
+from storage.request_moves import Condition, Guard, guarded_move
 
 log = logging.getLogger(__name__)
 S = RequestState
@@ -114,26 +114,6 @@ def _check(request_id: int | None, from_state: RequestState | None, to: RequestS
         raise TransitionRefused(f"request #{request_id}: {was} -> {to.value} is not allowed")
 
 
-_EVENT_INSERT = insert(RequestEvent)  # built once: it runs for every transition
-_PENDING = "factnote.lifecycle.pending"  # session.info key: lines to log after the commit
-# session.info key: the requests this transaction made claimable (queued, retry). The queue
-# (bot/queue.py) writes their jobs before the commit.
-WOKEN = "factnote.lifecycle.woken"
-
-
-@event.listens_for(Session, "after_commit")
-def _log_committed(session: Session) -> None:
-    session.info.pop(WOKEN, None)
-    for line in session.info.pop(_PENDING, []):
-        line()
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget_rolled_back(session: Session) -> None:
-    session.info.pop(_PENDING, None)
-    session.info.pop(WOKEN, None)
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What a transition line says beyond the move itself (the worker's decision)."""
@@ -145,21 +125,18 @@ class Outcome:
 
 def _write_events(session: Session, values: Sequence[dict[str, object]]) -> None:
     """Event rows in one Core insert (an ORM object each cost twice as much; issue 12). The
-    requests they make claimable are noted under `WOKEN` for the queue."""
+    requests they make claimable are noted in the transaction's notes for the queue."""
     if not values:
         return
-    # The request's own pending changes are flushed with the rest at the commit: one UPDATE
-    # for everything a step changes, not one before its event and one after.
-    with session.no_autoflush:
-        # One row: a plain execute (a list is an executemany, a pipeline sync on psycopg).
-        session.execute(_EVENT_INSERT, values[0] if len(values) == 1 else list(values))
+    moves.insert_events(session, values)
     _note_woken(session, values)
 
 
 def _note_woken(session: Session, values: Sequence[dict[str, object]]) -> None:
-    woken = {v["request_id"] for v in values if v["to_state"] in _CLAIMABLE_VALUES}
-    if woken:
-        session.info.setdefault(WOKEN, set()).update(woken)
+    woken = notes(session).woken
+    for v in values:
+        if v["to_state"] in _CLAIMABLE_VALUES:
+            woken.add(cast(int, v["request_id"]))
 
 
 def _event_values(
@@ -177,7 +154,7 @@ def _event_values(
     said = outcome or Outcome()
     trouble = bool(said.error) or to in (S.RETRY, S.FAILED)
     # Logged once the change is committed: a rolled-back change was never a transition.
-    session.info.setdefault(_PENDING, []).append(
+    notes(session).after_commit.append(
         partial(
             log_transition,
             request_id,
@@ -310,7 +287,7 @@ def transition_where(
     why: str,
     actor: Actor,
     *,
-    where: Sequence[ColumnElement[bool]] = (),
+    where: Sequence[Condition] = (),
     owned_by: str | None = None,
     increment: tuple[str, ...] = (),
     outcome: Outcome | None = None,
@@ -324,16 +301,7 @@ def transition_where(
     says beyond the move. Returns the ids that moved."""
     given = list(requests)
     ids = [r for r in given if isinstance(r, int)]
-    found = (
-        {
-            row.id: Held(row.id, row.state, row.platform)
-            for row in session.execute(
-                select(Request.id, Request.state, Request.platform).where(Request.id.in_(ids))
-            )
-        }
-        if ids
-        else {}
-    )
+    found = {row[0]: Held(*row) for row in moves.states_of(session, ids)}
     rows = [r if isinstance(r, Held) else found.get(r) for r in given]
     for state in from_states:
         _check(None, state, to)
@@ -361,22 +329,11 @@ _CLAIMABLE_VALUES = frozenset(s.value for s in CLAIMABLE)
 
 
 def claim(session: Session, worker: str, lease_s: float, now: datetime | None = None) -> int | None:
-    """Take the oldest claimable request for `worker` with a lease of `lease_s`, or None.
-
-    On PostgreSQL `FOR UPDATE SKIP LOCKED` lets many workers claim at once without waiting on
-    each other's candidates; SQLite has one writer at a time, and the guarded update in
-    `transition_where` settles a race there."""
+    """Take the oldest claimable request for `worker` with a lease of `lease_s`, or None
+    (candidates locked where the database can: `request_moves.claimable`; the guarded update
+    in `transition_where` settles a race on SQLite)."""
     moment = now or utcnow()
-    candidates = session.execute(
-        select(Request.id, Request.state, Request.platform)
-        .where(
-            Request.state.in_([s.value for s in CLAIMABLE]),
-            Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= moment),
-        )
-        .order_by(Request.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-    ).all()
+    candidates = moves.claimable(session, [s.value for s in CLAIMABLE], moment)
     moved = claim_rows(session, [Held(*row) for row in candidates], worker, lease_s, moment)
     return moved[0] if moved else None
 
@@ -405,17 +362,8 @@ def heartbeat(
 ) -> bool:
     """Renew `worker`'s lease on a request it is still processing. False: the lease was lost
     (it ran out and the request went back to the queue); the worker must not record a result."""
-    result = session.execute(
-        update(Request)
-        .where(
-            Request.id == request_id,
-            Request.state == S.PROCESSING.value,
-            Request.lease_owner == worker,
-        )
-        .values(lease_until=(now or utcnow()) + timedelta(seconds=lease_s))
-        .execution_options(synchronize_session=False)
-    )
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    until = (now or utcnow()) + timedelta(seconds=lease_s)
+    return moves.renew_lease(session, request_id, S.PROCESSING.value, worker, until)
 
 
 def holds_lease(session: Session, request: Request, worker: str) -> bool:
@@ -427,12 +375,7 @@ def requeue_expired(session: Session, now: datetime | None = None) -> list[int]:
     has no side effects, so running one again is safe). Rows from before leases existed
     (no lease at all) count as expired."""
     moment = now or utcnow()
-    rows = session.execute(
-        select(Request.id, Request.lease_owner).where(
-            Request.state == S.PROCESSING.value,
-            Request.lease_until.is_(None) | (Request.lease_until < moment),
-        )
-    ).all()
+    rows = moves.expired_leases(session, S.PROCESSING.value, moment)
     moved: list[int] = []
     for request_id, owner in rows:
         moved += transition_where(
@@ -443,7 +386,7 @@ def requeue_expired(session: Session, now: datetime | None = None) -> list[int]:
             f"lease of {owner or 'an earlier process'} expired",
             Actor(ActorKind.SCHEDULER, "leases"),
             # A heartbeat that landed after the select keeps the request with its worker.
-            where=[Request.lease_until.is_(None) | (Request.lease_until < moment)],
+            where=[moves.lease_expired(moment)],
             lease_owner=None,
             lease_until=None,
         )
@@ -487,23 +430,13 @@ def requeue_dead_local(session: Session, me: str) -> list[int]:
     was checking goes back to the queue, a reply it was posting is due again (the poster asks
     the platform first, so a reply that did go out is not posted twice)."""
     host = me.split(":", 1)[0]
-    rows = session.execute(
-        select(Request.id, Request.state, Request.lease_owner).where(
-            Request.state.in_([S.PROCESSING.value, S.POSTING.value]),
-            Request.lease_owner.like(f"{host}:%"),
-        )
-    ).all()
+    rows = moves.leased_on_host(session, [S.PROCESSING.value, S.POSTING.value], host)
     moved: list[int] = []
     for request_id, state, owner in rows:
         if not _dead_local(owner, host):
             continue
         if state == S.POSTING.value:
-            session.execute(
-                update(Request)
-                .where(Request.id == request_id, Request.lease_owner == owner)
-                .values(next_attempt_at=None, lease_owner=None)
-                .execution_options(synchronize_session=False)
-            )
+            moves.release_posting(session, request_id, owner)
             continue
         moved += transition_where(
             session,
@@ -512,7 +445,7 @@ def requeue_dead_local(session: Session, me: str) -> list[int]:
             S.QUEUED,
             f"worker {owner} is gone",
             Actor(ActorKind.SCHEDULER, "leases"),
-            where=[Request.lease_owner == owner],
+            where=[moves.leased_to(owner)],
             lease_owner=None,
             lease_until=None,
         )
@@ -581,9 +514,7 @@ def retry_at(attempt: int, backoff_s: float, now: datetime | None = None) -> dat
 
 
 def history(session: Session, request_id: int) -> list[Event]:
-    rows = session.scalars(
-        select(RequestEvent).where(RequestEvent.request_id == request_id).order_by(RequestEvent.id)
-    )
+    rows = moves.events_of(session, request_id)
     return [
         Event(at=r.at, from_state=r.from_state, to_state=r.to_state, reason=r.reason, actor=r.actor)
         for r in rows

@@ -23,19 +23,17 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 
-from sqlalchemy import select
-
 from adapters.base import VIDEO_KINDS, Adapter, PlatformError, Summons
 from adapters.x_notes.adapter import MISLEADING, XNotesAdapter
 from bot.config import Settings
 from bot.notes_store import SqlNoteStore
-from bot.platforms import Finished
+from bot.platform_specs import Finished
 from pipeline.config import FetchConfig
 from pipeline.fetch import Fetcher
 from pipeline.links import find_urls
 from pipeline.records import Decision, DecisionStatus, Stance, Tier, Verdict, utcnow
 from storage.db import Database
-from storage.models import Request
+from storage.requests import request_id_for
 
 log = logging.getLogger(__name__)
 
@@ -186,8 +184,4 @@ def finish(
 
 def _request_id(db: Database, summons: Summons) -> int | None:
     with db.session() as session:
-        return session.scalar(
-            select(Request.id).where(
-                Request.platform == summons.platform, Request.summons_id == summons.id
-            )
-        )
+        return request_id_for(session, summons.platform, summons.id)

@@ -14,10 +14,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-
+from storage import notes
 from storage.db import Database
-from storage.models import Request, XNote, XNoteEvaluation
 
 ADMISSION_WINDOW = 50
 
@@ -58,26 +56,16 @@ class Admission:
 
 def admission(db: Database) -> Admission:
     with db.session() as session:
-        rows = list(
-            session.scalars(
-                select(XNote)
-                .where(XNote.test_mode.is_(True), XNote.submitted_at.is_not(None))
-                .order_by(XNote.submitted_at.desc())
-                .limit(ADMISSION_WINDOW)
-            )
-        )
+        rows = notes.last_test_notes(session, ADMISSION_WINDOW)
+        written = notes.submitted_count(session)
     scored = [{k: str(v).lower() for k, v in (r.buckets or {}).items()} for r in rows]
     scored = [b for b in scored if b]
 
     def share(evaluator: str, bucket: str) -> float:
         return sum(b.get(evaluator) == bucket for b in scored) / len(scored) if scored else 0.0
 
-    with db.session() as session:
-        written = session.scalar(
-            select(func.count(XNote.id)).where(XNote.submitted_at.is_not(None))
-        )
     return Admission(
-        written=int(written or 0),
+        written=written,
         notes=len(scored),
         url_high=share("UrlValidity", "high"),
         harassment_high=share("HarassmentAbuse", "high"),
@@ -107,19 +95,6 @@ class NotesCycle:
 
 def notes_cycle(db: Database, since: datetime, test_mode: bool) -> NotesCycle:
     with db.session() as session:
-        requests = list(
-            session.execute(
-                select(Request.state, Request.reason).where(
-                    Request.platform == "x_notes", Request.created_at >= since
-                )
-            )
-        )
-
-        def count(column: Any, *where: Any) -> int:
-            return int(session.scalar(select(func.count()).where(column >= since, *where)) or 0)
-
-        drafted = count(XNote.drafted_at, XNote.test_mode == test_mode)
-        evaluated = count(XNoteEvaluation.evaluated_at, XNoteEvaluation.test_mode == test_mode)
-        submitted = count(XNote.submitted_at, XNote.test_mode == test_mode)
+        requests, drafted, evaluated, submitted = notes.cycle_rows(session, since, test_mode)
     skipped = Counter(reason for state, reason in requests if state == "skipped")
     return NotesCycle(len(requests), dict(skipped), drafted, evaluated, submitted, test_mode)

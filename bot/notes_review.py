@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from adapters.x_notes.note_store import text_hash
-from storage.models import Request, XNote, XNoteEvaluation
+from storage.db import Session
+from storage.models import Request
+from storage.notes import evaluation_of, note_for_post
 
 
 @dataclass(frozen=True)
@@ -30,24 +29,10 @@ def note_facts(session: Session, request: Request, text: str | None) -> NoteFact
     """The note behind an `x_notes` request, or None (another platform, or no note yet)."""
     if request.platform != "x_notes":
         return None
-    note = session.scalar(
-        select(XNote)
-        .where(XNote.post_id == request.summons_id)
-        .order_by(XNote.test_mode.desc(), XNote.id.desc())
-        .limit(1)
-    )
+    note = note_for_post(session, request.summons_id)
     if note is None:
         return None
-    evaluation = (
-        session.scalar(
-            select(XNoteEvaluation).where(
-                XNoteEvaluation.post_id == note.post_id,
-                XNoteEvaluation.text_sha256 == text_hash(text),
-            )
-        )
-        if text
-        else None
-    )
+    evaluation = evaluation_of(session, note.post_id, text_hash(text)) if text else None
     return NoteFacts(
         test_mode=note.test_mode,
         tags=tuple(note.misleading_tags or ()),

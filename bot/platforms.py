@@ -15,76 +15,101 @@ requests. The runtime reads nothing else about a platform:
 Adding a platform: an adapter module in `adapters/` (the `adapters.base.Adapter` interface), its
 config model (an `AdapterConfig`, its credentials `SecretStr` fields with their environment
 names in `bot.config.FLAT_ENV`) as a field of `Settings` named like the platform, and one
-`register(AdapterSpec(...))` below. A reply format with counting rules of its own is one
+`AdapterSpec(...)` in `builtin_registry` below.
+
+Nothing is registered at import: `registry()` builds the built-in registry
+(`builtin_registry`) the first time the process asks for it, and the spec types live in
+`bot.platform_specs`, which a platform's own gates (bot/notes.py) import without importing
+this module back. A reply format with counting rules of its own is one
 `pipeline.records.Platform` member and one `pipeline.formats.REPLY_FORMATS` entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 from typing import TYPE_CHECKING
 
-from adapters.base import Adapter, AdapterConfig, Mode, Summons, VideoCaps
+from adapters.base import Adapter, Summons, VideoCaps
 from adapters.bluesky.settings import BlueskyAdapterConfig
 from adapters.local import LocalAdapterConfig
 from adapters.x.settings import XAdapterConfig
 from adapters.x_notes.settings import XNotesAdapterConfig
-from bot.config import ConfigError, Settings, bluesky_credentials, x_credentials
+from bot.config import Settings, bluesky_credentials, x_credentials
+from bot.platform_specs import AdapterSpec, Finish, Finished, Registry, TriagePolicy
 from pipeline.records import Decision, Platform
 
 if TYPE_CHECKING:
     from storage.db import Database
 
-
-@dataclass(frozen=True)
-class TriagePolicy:
-    """Which of triage's rules about the people involved apply to a platform's requests. Both
-    hold where people summon the bot by writing to it."""
-
-    # "stop"/"start" (and the other opt-out words) in a summons opt its author out or in.
-    commands: bool = True
-    # `runtime.per_user_hourly` limits each requester (the overall limit always applies).
-    per_user_limit: bool = True
-
-
-@dataclass(frozen=True)
-class AdapterSpec:
-    name: str  # the platform name in requests and summons, and the config section's name
-    label: str  # for people: "X", "Bluesky"
-    config: type[AdapterConfig]  # the model of the `[name]` section of `Settings`
-    build: Callable[[Settings], Adapter]  # the adapter, from settings; imports its SDK
-    reply_format: Platform  # whose counting rules and writer's rules its replies follow
-    triage: TriagePolicy = field(default_factory=TriagePolicy)
-    # The platform's own gates on a decision, run by the worker before it is recorded.
-    finish: Finish | None = None
-
-    def section(self, settings: Settings) -> AdapterConfig:
-        """This adapter's config section; a registered platform without one is a bug."""
-        section = settings.adapter_section(self.name)
-        if not isinstance(section, self.config):
-            raise ConfigError(
-                f"platform {self.name!r} is registered but the settings have no "
-                f"[{self.name}] section of type {self.config.__name__}"
-            )
-        return section
-
-    def bot_handle(self, settings: Settings) -> str:
-        """Our own account on the platform, for loop prevention."""
-        return self.section(settings).bot_handle
+__all__ = [
+    "AdapterSpec",
+    "Finish",
+    "Finished",
+    "Registry",
+    "TriagePolicy",
+    "builtin_registry",
+    "finish_decision",
+    "register",
+    "registry",
+    "spec_for",
+    "specs",
+    "triage_policy",
+    "unregister",
+]
 
 
-@dataclass(frozen=True)
-class Finished:
-    """A decision after a platform's own gates, and the mode it must take instead of the
-    configured one (None: the configured one)."""
+def builtin_registry() -> Registry:
+    """A new registry of the platforms built in."""
+    return Registry(
+        (
+            # The local adapter has no counting rules of its own: its replies follow X's,
+            # the strictest.
+            AdapterSpec("local", "Local", LocalAdapterConfig, _local, Platform.X),
+            AdapterSpec("x", "X", XAdapterConfig, _x, Platform.X),
+            AdapterSpec("bluesky", "Bluesky", BlueskyAdapterConfig, _bluesky, Platform.BLUESKY),
+            # Community Notes: posts X flags come in as summons; nobody summoned the bot, so
+            # no commands and no per-user limit.
+            AdapterSpec(
+                "x_notes",
+                "X Community Notes",
+                XNotesAdapterConfig,
+                _x_notes,
+                Platform.NOTES,
+                TriagePolicy(commands=False, per_user_limit=False),
+                finish=_x_notes_finish,
+            ),
+        )
+    )
 
-    decision: Decision
-    mode: Mode | None = None
+
+@cache
+def registry() -> Registry:
+    """This process's platforms: the built-in registry, built the first time it is asked for
+    (a plugin or a test registers its own platform on it)."""
+    return builtin_registry()
 
 
-Finish = Callable[["Database", Settings, Adapter | None, Summons, Decision], Finished]
+def register(spec: AdapterSpec) -> AdapterSpec:
+    return registry().register(spec)
+
+
+def unregister(name: str) -> None:
+    registry().unregister(name)
+
+
+def specs() -> tuple[AdapterSpec, ...]:
+    """Every registered adapter, in registration order (the order they are built and polled)."""
+    return registry().specs()
+
+
+def spec_for(platform: str) -> AdapterSpec | None:
+    return registry().spec_for(platform)
+
+
+def triage_policy(platform: str) -> TriagePolicy:
+    spec = spec_for(platform)
+    return spec.triage if spec is not None else TriagePolicy()
 
 
 def finish_decision(
@@ -95,34 +120,6 @@ def finish_decision(
     if spec is None or spec.finish is None:
         return Finished(decision)
     return spec.finish(db, settings, adapter, summons, decision)
-
-
-_REGISTRY: dict[str, AdapterSpec] = {}
-
-
-def register(spec: AdapterSpec) -> AdapterSpec:
-    if spec.name in _REGISTRY:
-        raise ValueError(f"platform {spec.name!r} is already registered")
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
-
-
-def specs() -> tuple[AdapterSpec, ...]:
-    """Every registered adapter, in registration order (the order they are built and polled)."""
-    return tuple(_REGISTRY.values())
-
-
-def spec_for(platform: str) -> AdapterSpec | None:
-    return _REGISTRY.get(platform)
-
-
-def triage_policy(platform: str) -> TriagePolicy:
-    spec = spec_for(platform)
-    return spec.triage if spec is not None else TriagePolicy()
 
 
 # --- The built-in adapters -------------------------------------------------------------------
@@ -164,12 +161,6 @@ def _bluesky(settings: Settings) -> Adapter:
     )
 
 
-# The local adapter has no counting rules of its own: its replies follow X's, the strictest.
-register(AdapterSpec("local", "Local", LocalAdapterConfig, _local, Platform.X))
-register(AdapterSpec("x", "X", XAdapterConfig, _x, Platform.X))
-register(AdapterSpec("bluesky", "Bluesky", BlueskyAdapterConfig, _bluesky, Platform.BLUESKY))
-
-
 def _x_notes(settings: Settings) -> Adapter:
     from bot.notes_wiring import build_notes_adapter
 
@@ -182,18 +173,3 @@ def _x_notes_finish(
     from bot.notes import finish
 
     return finish(db, settings, adapter, summons, decision)
-
-
-# Community Notes: posts X flags come in as summons; nobody summoned the bot, so no commands
-# and no per-user limit.
-register(
-    AdapterSpec(
-        "x_notes",
-        "X Community Notes",
-        XNotesAdapterConfig,
-        _x_notes,
-        Platform.NOTES,
-        TriagePolicy(commands=False, per_user_limit=False),
-        finish=_x_notes_finish,
-    )
-)

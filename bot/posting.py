@@ -12,13 +12,9 @@ through.
 from __future__ import annotations
 
 import logging
-import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-
-from sqlalchemy import Engine, select, update
-from sqlalchemy.orm import Session
 
 from adapters.base import (
     AccessDenied,
@@ -35,8 +31,9 @@ from bot.config import RuntimeConfig
 from bot.logs import log_transition
 from pipeline import guard
 from pipeline.records import utcnow
-from storage.db import Database, DatabaseBusy, is_lock_error, retry_when_locked
-from storage.models import Request, RequestState
+from storage import requests
+from storage.db import Database, DatabaseBusy, Session, is_lock_error, retry_when_locked
+from storage.models import RequestState
 from storage.repositories import latest_decision_row
 
 log = logging.getLogger(__name__)
@@ -47,18 +44,8 @@ HOLD_RECHECK = timedelta(minutes=1)  # a reply the kill switch holds is looked a
 
 
 def due_posts(db: Database) -> list[int]:
-    now = utcnow()
     with db.session() as session:
-        return list(
-            session.scalars(
-                select(Request.id)
-                .where(
-                    Request.state == RequestState.POSTING.value,
-                    (Request.next_attempt_at.is_(None)) | (Request.next_attempt_at <= now),
-                )
-                .order_by(Request.id)
-            )
-        )
+        return requests.due_posts(session, utcnow())
 
 
 def post_due(db: Database, adapters: dict[str, Adapter], cfg: RuntimeConfig) -> int:
@@ -82,7 +69,7 @@ def post_due(db: Database, adapters: dict[str, Adapter], cfg: RuntimeConfig) -> 
 
 def _platform_of(db: Database, request_id: int) -> str:
     with db.session() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         return request.platform if request else ""
 
 
@@ -176,7 +163,7 @@ def post_claimed(db: Database, adapter: Adapter, attempt: Attempt, cfg: RuntimeC
         log.error("request %s: %s cannot post: %s", request_id, adapter.name, exc)
         _retry_later(db, request_id, exc, utcnow() + timedelta(minutes=15))
         with db.transaction() as session:
-            request = session.get(Request, request_id)
+            request = requests.get(session, request_id)
             if request is not None and request.post_attempts > 0:
                 request.post_attempts -= 1
         return False
@@ -219,31 +206,8 @@ def _older_than_our_records(session: Session, summons: Summons) -> bool:
     made after it has all its attempts recorded here, so only the backlog a new database
     starts with is looked up (once each). Not covered: a database restored from an older
     backup (its horizon is old); there X's duplicate-text refusal is the last guard."""
-    horizon = _horizon(session, summons.platform)
+    horizon = requests.horizon(session, summons.platform)
     return horizon is None or summons.created_at < horizon + CLOCK_SKEW
-
-
-# Each platform's horizon, per database: the first request's creation never changes (requests
-# are never deleted), and finding it sorts the platform's rows, a cost that grew with the
-# database on every post (issue 12).
-_HORIZONS: weakref.WeakKeyDictionary[Engine, dict[str, datetime]] = weakref.WeakKeyDictionary()
-
-
-def _horizon(session: Session, platform: str) -> datetime | None:
-    """When this database took in its first request from `platform` (None: none yet)."""
-    bind = session.get_bind()
-    known = _HORIZONS.setdefault(bind, {}) if isinstance(bind, Engine) else {}
-    if platform not in known:
-        found = session.scalars(
-            select(Request.created_at)
-            .where(Request.platform == platform)
-            .order_by(Request.id)
-            .limit(1)
-        ).first()
-        if found is None:
-            return None
-        known[platform] = found
-    return known[platform]
 
 
 def _approved_links(db: Database, request_id: int, text: str) -> list[str]:
@@ -263,31 +227,18 @@ def _approved_links(db: Database, request_id: int, text: str) -> list[str]:
 
 def _claim(db: Database, request_id: int) -> Attempt | None:
     with db.transaction() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         if request is None or request.state != RequestState.POSTING.value:
             return None
         seen = request.post_attempts
-        claimed = session.execute(
-            update(Request)
-            .where(
-                Request.id == request_id,
-                Request.state == RequestState.POSTING.value,
-                Request.post_attempts == seen,
-                # Another poster's claim (its lease) still runs: leave the request to it. Without
-                # this, a worker posting right after its decision and the scheduler's `post_due`
-                # could both claim, one after the other, and both post (issue 12 crash test).
-                Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= utcnow()),
-            )
-            # The holder is named so that a restart on this host can tell a claim its dead
-            # predecessor left (made due again at once) from a live process's.
-            .values(
-                post_attempts=seen + 1,
-                next_attempt_at=utcnow() + LEASE,
-                lease_owner=lifecycle.process_name(),
-            )
-            .execution_options(synchronize_session=False)
-        )
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        # Another poster's claim (its lease) still runs: leave the request to it. Without
+        # this, a worker posting right after its decision and the scheduler's `post_due`
+        # could both claim, one after the other, and both post (issue 12 crash test). The
+        # holder is named so that a restart on this host can tell a claim its dead
+        # predecessor left (made due again at once) from a live process's.
+        if not requests.claim_post(
+            session, request_id, seen, utcnow(), LEASE, lifecycle.process_name()
+        ):
             return None
         if not request.reply_text:
             raise ValueError(f"request #{request_id} is posting without a reply text")
@@ -330,7 +281,7 @@ def _mark_posted(db: Database, attempt: Attempt, receipt: ReplyReceipt | None, n
 
 def _retry_later(db: Database, request_id: int, exc: PlatformError, when: datetime) -> None:
     with db.transaction() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         assert request is not None
         request.next_attempt_at = when
         request.last_error = f"{type(exc).__name__}: {exc}"[:1000]
@@ -351,7 +302,7 @@ def _hold(db: Database, request_id: int, why: str) -> None:
     (lifting it makes the request due at once; until then it is looked at again each
     `HOLD_RECHECK`)."""
     with db.transaction() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         assert request is not None
         request.post_attempts = max(0, request.post_attempts - 1)
         request.next_attempt_at = utcnow() + HOLD_RECHECK
@@ -361,7 +312,7 @@ def _hold(db: Database, request_id: int, why: str) -> None:
 
 def _set_aside(db: Database, request_id: int, error: str) -> None:
     with db.transaction() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         if request is not None and request.state == RequestState.POSTING.value:
             request.next_attempt_at = utcnow() + LEASE
             request.last_error = error[:1000]
@@ -369,7 +320,7 @@ def _set_aside(db: Database, request_id: int, error: str) -> None:
 
 def _fail(db: Database, request_id: int, reason: str) -> None:
     with db.transaction() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         assert request is not None
         request.reason = reason[:1000]
         request.last_error = reason[:1000]

@@ -4,15 +4,16 @@ With `[queue] backend = "procrastinate"` the scheduler (`factnote run`) polls an
 before but runs no checks; every request that becomes claimable (`queued`, or `retry` with its
 retry time) gets a `process_request` job, and `factnote worker` processes run those jobs.
 
-Why the job is written by a session listener, in the same transaction as the transition:
+Why the job is written by a session listener (`JobWriter`, attached by `attach` to the
+database's own sessions at start-up), in the same transaction as the transition:
 Procrastinate can defer on a connection it is given (`configure(connection=...)`), so the job
 row and the request's move to `queued` commit or roll back together. A crash can then never
 leave a queued request without its job, nor a job for a request that was never queued. The
 listener sees every path that queues work (triage, a lease that ran out, a retry) without
 each of them knowing about the queue: every transition into `queued` or `retry` is noted by
-the lifecycle (`lifecycle.WOKEN`), and the listener writes their jobs in one statement just
-before the transaction commits (a triage batch of hundreds
-costs one insert, not two queries each). A request taken in by intake is `received` until
+the lifecycle (in the transaction's notes, `storage.db.TransactionNotes`), and the listener
+writes their jobs in one statement just before the transaction commits (a triage batch of
+hundreds costs one insert, not two queries each). A request taken in by intake is `received` until
 triage decides whether it is work at all; that decision, not the intake row, is what gets the
 job. (A deviation from issue 12's "intake commits the request row and its job in one
 transaction": a `received` row is not work yet, and its job commits with the decision that
@@ -49,17 +50,17 @@ from procrastinate.app import WorkerOptions
 from procrastinate.connector import BaseConnector
 from procrastinate.schema import SchemaManager
 from procrastinate.types import JSONValue
-from sqlalchemy import Engine, Select, bindparam, event, select, text
+from sqlalchemy import Select, bindparam, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from bot import lifecycle, overrides
 from bot.config import ConfigError, QueueConfig, Settings
 from bot.heap import freeze_startup_heap
-from bot.leader import conninfo, is_postgres
 from bot.worker import Claimed, Worker
 from pipeline.records import utcnow
-from storage.db import PING_AFTER_IDLE_S, Database, DatabaseBusy, retry_when_locked
+from storage.db import PING_AFTER_IDLE_S, Database, DatabaseBusy, notes, retry_when_locked
+from storage.dialect import conninfo, is_postgres
 from storage.models import Request, RequestState
 
 log = logging.getLogger(__name__)
@@ -300,22 +301,46 @@ _ORPHANS = text(
 def _sweep(db: Database) -> int:
     """Claimable requests without a pending job (queued before this backend was switched on,
     or a job that ran before its retry was due) get one."""
-    deferrer = _DEFERRERS.get(db.engine)
-    if deferrer is None:
+    writer = attached(db)
+    if writer is None:
         return 0
     with db.transaction() as session:
         rows = session.execute(_ORPHANS, {"task": PROCESS_TASK}).all()
-        deferrer(session, [(row.id, row.next_attempt_at) for row in rows])
+        writer.defer(session, [(row.id, row.next_attempt_at) for row in rows])
     return len(rows)
 
 
 # -- enqueueing in the transaction that queues the request ------------------------------------
 
 Deferrer = Callable[[Session, Iterable[tuple[int, datetime | None]]], None]
-_DEFERRERS: weakref.WeakKeyDictionary[Engine, Deferrer] = weakref.WeakKeyDictionary()
 
 
-def attach(db: Database, app: App) -> None:
+@dataclass(frozen=True, eq=False)
+class JobWriter:
+    """The jobs of the requests a transaction queued, written just before it commits: one
+    statement for a whole triage batch instead of two per request (issue 12). `attach` runs
+    it before every commit of a database's sessions; calling it earlier writes the jobs noted
+    so far."""
+
+    defer: Deferrer
+
+    def __call__(self, session: Session) -> None:
+        session.flush()  # the last state changes are written, for the check below
+        found = notes(session)
+        woken, found.woken = found.woken, set()
+        if not woken:
+            return
+        # Read on the transaction's connection: the retry times written are visible there.
+        # Only requests still waiting: a savepoint rolled back may have undone a move.
+        rows = session.connection().execute(
+            select(Request.id, Request.next_attempt_at)
+            .where(Request.id.in_(sorted(woken)), Request.state.in_(_WAKE))
+            .order_by(Request.id)
+        )
+        self.defer(session, [(row.id, row.next_attempt_at) for row in rows])
+
+
+def attach(db: Database, app: App) -> JobWriter:
     """From now on, every transaction on `db` that moves a request to `queued` or `retry`
     also writes its job (scheduled at the request's retry time), on the same connection."""
     task = app.tasks[PROCESS_TASK]
@@ -332,39 +357,21 @@ def attach(db: Database, app: App) -> None:
             kwargs: list[dict[str, JSONValue]] = [{"request_id": i} for i in ids]
             task.configure(connection=connection, schedule_at=at).batch_defer(*kwargs)
 
-    _DEFERRERS[db.engine] = defer
+    detach(db)
+    writer = JobWriter(defer)
+    db.add_before_commit(writer)
+    return writer
+
+
+def attached(db: Database) -> JobWriter | None:
+    """The job writer `attach` gave `db`, if any."""
+    return next((h for h in db.before_commit_hooks() if isinstance(h, JobWriter)), None)
 
 
 def detach(db: Database) -> None:
-    _DEFERRERS.pop(db.engine, None)
-
-
-_WOKEN = lifecycle.WOKEN  # session.info key: requests queued in this transaction
-
-
-@event.listens_for(Session, "before_commit")
-def write_queued_jobs(session: Session) -> None:
-    """The jobs of the requests this transaction queued, written just before it commits: one
-    statement for a whole triage batch instead of two per request (issue 12). Runs at every
-    commit; calling it earlier writes the jobs noted so far."""
-    if not _DEFERRERS:
-        return
-    session.flush()  # the last state changes are written, for the check below
-    woken = session.info.pop(_WOKEN, None)
-    if not woken:
-        return
-    bind = session.get_bind()
-    deferrer = _DEFERRERS.get(bind) if isinstance(bind, Engine) else None
-    if deferrer is None:
-        return
-    # Read on the transaction's connection: the retry times written are visible there. Only
-    # requests still waiting: a savepoint rolled back may have undone a move to the queue.
-    rows = session.connection().execute(
-        select(Request.id, Request.next_attempt_at)
-        .where(Request.id.in_(sorted(woken)), Request.state.in_(_WAKE))
-        .order_by(Request.id)
-    )
-    deferrer(session, [(row.id, row.next_attempt_at) for row in rows])
+    writer = attached(db)
+    if writer is not None:
+        db.remove_before_commit(writer)
 
 
 # -- schema -------------------------------------------------------------------------------

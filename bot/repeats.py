@@ -9,45 +9,17 @@ construction, and something a reader or an auditor can quote back.
 
 from __future__ import annotations
 
-from functools import cache
-
-from sqlalchemy import Select, bindparam, select
-
 from bot.convert import reply_platform
 from pipeline import guard
 from pipeline.config import GuardConfig
 from pipeline.records import Decision, DecisionStatus
-from storage.models import Request, RequestState
+from storage.requests import repeated_by_query
 
-# Requests whose reply text went out, is about to, or would have (dry-run audits show what
-# live would do).
-SENT_STATES = (
-    RequestState.POSTED.value,
-    RequestState.POSTING.value,
-    RequestState.AWAITING_REVIEW.value,
-    RequestState.DRY_RUN.value,
-)
+__all__ = ["referenced", "repeat_params", "repeated_by_query", "unrepeated_given"]
 
 
 def referenced(text: str, request_id: int) -> str:
     return f"{text} (ref. {request_id})"
-
-
-@cache  # built once: it runs on every recorded reply (issue 12)
-def repeated_by_query() -> Select[int]:
-    """The query `repeated_by` runs, with `:platform`, `:reply` and `:request_id` bound at
-    execution (an index on platform and reply text serves it)."""
-    return (
-        select(Request.id)
-        .where(
-            Request.platform == bindparam("platform"),
-            Request.reply_text == bindparam("reply"),
-            Request.state.in_(SENT_STATES),
-            Request.id != bindparam("request_id"),
-        )
-        .order_by(Request.id)
-        .limit(1)
-    )
 
 
 def repeat_params(request_id: int, platform: str, decision: Decision) -> dict[str, object]:

@@ -22,16 +22,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from bot import lifecycle
 from bot.convert import reply_platform
 from pipeline import guard
 from pipeline.config import GuardConfig
 from pipeline.records import GuardReport, utcnow
-from storage.db import Database
-from storage.models import Request, RequestState, ReviewAction, User
+from storage import requests, users
+from storage.db import Database, Session
+from storage.models import Request, RequestState, ReviewAction
 from storage.repositories import latest_decision
 
 REJECT_REASONS = (
@@ -70,17 +68,11 @@ def reviewer_of(actor: str | Reviewer) -> Reviewer:
 
 
 def history(session: Session, request_id: int) -> list[ReviewAction]:
-    return list(
-        session.scalars(
-            select(ReviewAction)
-            .where(ReviewAction.request_id == request_id)
-            .order_by(ReviewAction.id)
-        )
-    )
+    return requests.review_actions(session, request_id)
 
 
 def _awaiting(session: Session, request_id: int) -> Request:
-    request = session.get(Request, request_id)
+    request = requests.get(session, request_id)
     if request is None:
         raise ReviewError(f"no request #{request_id}")
     if request.state != RequestState.AWAITING_REVIEW.value:
@@ -152,7 +144,7 @@ def check_edit(session: Session, request: Request, text: str, cfg: GuardConfig) 
 def check_text(db: Database, request_id: int, text: str, cfg: GuardConfig) -> GuardReport:
     """`check_edit` on any text for a request, changing nothing (the live check as one types)."""
     with db.session() as session:
-        request = session.get(Request, request_id)
+        request = requests.get(session, request_id)
         if request is None:
             raise ReviewError(f"no request #{request_id}")
         return check_edit(session, request, text, cfg)
@@ -266,12 +258,8 @@ def claim(
     target = (assignee or who.name).strip()
     with db.transaction() as session:
         request = _awaiting(session, request_id)
-        if target != who.name:
-            active = session.scalars(
-                select(User.id).where(User.username == target, User.active.is_(True))
-            ).first()
-            if active is None:
-                raise ReviewError(f"no active user {target!r} to assign #{request_id} to")
+        if target != who.name and not users.is_active(session, target):
+            raise ReviewError(f"no active user {target!r} to assign #{request_id} to")
         previous = request.claimed_by
         if previous == target:
             return target
@@ -314,15 +302,7 @@ def expire_overdue(db: Database, now: datetime | None = None) -> Sequence[int]:
     """Review items past their deadline become abstentions (the runtime's expiry job)."""
     moment = now or utcnow()
     with db.transaction() as session:
-        ids = list(
-            session.scalars(
-                select(Request.id).where(
-                    Request.state == RequestState.AWAITING_REVIEW.value,
-                    Request.review_deadline.is_not(None),
-                    Request.review_deadline < moment,
-                )
-            )
-        )
+        ids = requests.overdue_reviews(session, moment)
         reason = "review deadline passed: abstained"
         ids = lifecycle.transition_where(
             session,

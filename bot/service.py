@@ -26,7 +26,6 @@ from typing import TypeVar
 
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
-from sqlalchemy import select
 
 from adapters.base import Adapter
 from bot import overrides, platforms, review
@@ -44,8 +43,8 @@ from bot.timelines import PullReport, pull_timelines
 from bot.triage import triage_pending
 from bot.worker import Worker
 from pipeline.records import utcnow
+from storage import requests
 from storage.db import Database, DatabaseBusy, retry_when_locked
-from storage.models import Request, RequestState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -84,45 +83,17 @@ class CycleReport:
         return not self.failed_polls and not self.failed_requests
 
 
-# Where a request ends when something went wrong technically (not a decision to abstain).
-_TROUBLE_STATES = (RequestState.FAILED.value, RequestState.RETRY.value)
-
-
 def failed_since(db: Database, since: datetime) -> list[int]:
     """Requests changed since `since` that failed, wait for a retry, or hold a reply whose
     posting was deferred after an error (not one the kill switch holds: `held_since`)."""
     with db.session() as session:
-        return list(
-            session.scalars(
-                select(Request.id)
-                .where(
-                    Request.updated_at >= since,
-                    Request.state.in_(_TROUBLE_STATES)
-                    | (
-                        (Request.state == RequestState.POSTING.value)
-                        & Request.last_error.is_not(None)
-                        & ~Request.last_error.startswith(overrides.HELD)
-                    ),
-                )
-                .order_by(Request.id)
-            )
-        )
+        return requests.failed_since(session, since, overrides.HELD)
 
 
 def held_since(db: Database, since: datetime) -> list[int]:
     """Requests changed since `since` whose reply the kill switch holds in `posting`."""
     with db.session() as session:
-        return list(
-            session.scalars(
-                select(Request.id)
-                .where(
-                    Request.updated_at >= since,
-                    Request.state == RequestState.POSTING.value,
-                    Request.last_error.startswith(overrides.HELD),
-                )
-                .order_by(Request.id)
-            )
-        )
+        return requests.held_since(session, since, overrides.HELD)
 
 
 class Bot:

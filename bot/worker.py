@@ -12,12 +12,9 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache
-from typing import Any, NamedTuple, TypeVar
-
-from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session
+from typing import Any, TypeVar
 
 from adapters.base import Adapter, Summons
 from bot import lifecycle, overrides
@@ -26,10 +23,11 @@ from bot.convert import reply_platform, target_post
 from bot.lifecycle import ActorKind
 from bot.platforms import finish_decision
 from bot.posting import Attempt, claimed_attempt, first_attempt_values, post_claimed
-from bot.repeats import repeat_params, repeated_by_query, unrepeated_given
+from bot.repeats import repeat_params, unrepeated_given
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, utcnow
-from storage.db import Database, retry_when_locked
+from storage import requests
+from storage.db import Database, Session, retry_when_locked
 from storage.models import Request, RequestState
 from storage.repositories import insert_decision, latest_decision
 
@@ -37,47 +35,32 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class _Work(NamedTuple):
-    """What processing a request reads of it: its summons, platform, the request whose answer
-    it reuses, its attempts so far, and the mode its platform is in now."""
+@dataclass(frozen=True)
+class Claimed:
+    """What processing a request reads of it, in the transaction that claimed it: its stored
+    summons (validated when processed: a row it cannot read fails that request only), its
+    platform, the request whose answer it reuses, its attempts counted with this one, and the
+    mode its platform is in now (read then, not at start: an admin's switch, bot/overrides.py,
+    applies to new decisions)."""
 
-    summons: Any
+    summons: dict[str, Any]
     platform: str
     reused_from: int | None
     attempts: int
     mode: str
 
 
-class Claimed(NamedTuple):
-    """What a claim's own query read of a request, attempts counted after the claim, and the
-    mode its platform is in when the query read the overrides too (bot/queue.py)."""
-
-    summons: Any
-    platform: str
-    reused_from: int | None
-    attempts: int
-    mode: str | None = None
-
-
-def _work(
-    session: Session, settings: Settings, request_id: int, row: Claimed | None = None
-) -> _Work:
-    if row is None:
-        found = session.execute(
-            select(
-                Request.summons, Request.platform, Request.reused_from_id, Request.attempts
-            ).where(Request.id == request_id)
-        ).one()
-        row = Claimed(*found)
-    # Read now, not at start: an admin's switch (bot/overrides.py) applies to new decisions.
-    mode = row.mode or overrides.live_mode_in(session, settings, row.platform)
-    return _Work(row.summons, row.platform, row.reused_from, row.attempts, mode)
+def _work(session: Session, settings: Settings, request_id: int) -> Claimed:
+    found = requests.to_process(session, request_id)
+    mode = overrides.live_mode_in(session, settings, found.platform)
+    return Claimed(found.summons, found.platform, found.reused_from_id, found.attempts, mode)
 
 
 _PROCESSING = RequestState.PROCESSING.value
 
 
-class _Result(NamedTuple):
+@dataclass(frozen=True)
+class _Result:
     """A request's checked result, to record: its decision and what recording it needs."""
 
     request_id: int
@@ -91,17 +74,6 @@ class _Result(NamedTuple):
 
 class _LeaseLost(Exception):
     """The request is no longer this worker's to record: its transaction is rolled back."""
-
-
-@cache  # built once: it runs for every decision recorded (issue 12)
-def _record_read() -> Select[Any]:
-    """What recording a decision reads of its request (`:request_id`): whether this worker
-    still holds it, its posting attempts so far, and an earlier request that sent the same
-    reply (`repeats.repeated_by_query`, its values bound by `repeat_params`)."""
-    earlier = repeated_by_query().scalar_subquery()
-    return select(
-        Request.state, Request.lease_owner, Request.post_attempts, earlier.label("earlier")
-    ).where(Request.id == bindparam("request_id"))
 
 
 class Worker:
@@ -119,7 +91,7 @@ class Worker:
         self.name = lifecycle.worker_name()
         self._leases = lifecycle.LeaseKeeper(db, self.name, settings.runtime.lease_s)
         # What `process` reads of a request, read by the transaction that claimed it.
-        self._claimed: dict[int, _Work] = {}
+        self._claimed: dict[int, Claimed] = {}
 
     def recover(self) -> int:
         """Requests whose worker is gone go back to the queue: a lease that ran out, a lease
@@ -181,18 +153,19 @@ class Worker:
         """Read, in the transaction that just claimed `request_id` for this worker, what
         `process` needs of it (`row`: what the claim's query read already): no session of
         its own per request (issue 12)."""
-        self._claimed[request_id] = _work(session, self.settings, request_id, row)
+        self._claimed[request_id] = row or _work(session, self.settings, request_id)
 
     def _process(self, request_id: int) -> None:
         work = self._claimed.pop(request_id, None)
         if work is None:  # claimed elsewhere (a test, a caller of `process`)
             with self.db.session() as session:
                 work = _work(session, self.settings, request_id)
-        stored, platform, reused_from, attempts, mode = work
+        platform, attempts, mode = work.platform, work.attempts, work.mode
         try:
-            summons = Summons.model_validate(stored)  # a row it cannot read is this one's fault
-            if reused_from is not None:
-                decision = self._reuse(reused_from)
+            # A row it cannot read is this one's fault.
+            summons = Summons.model_validate(work.summons)
+            if work.reused_from is not None:
+                decision = self._reuse(work.reused_from)
             else:
                 post = target_post(summons)
                 if post is None:
@@ -251,20 +224,20 @@ class Worker:
             with self.db.transaction() as session:
                 return self._record_in(session, result)
         except _LeaseLost:
-            log.warning("request %s: lease lost while checking; result dropped", result[0])
+            log.warning("request %s: lease lost while checking; result dropped", result.request_id)
             return None
 
     def _record_in(self, session: Session, result: _Result) -> Attempt | None:
-        request_id, platform, decision, mode, attempts, summons, adapter = result
-        params = {"request_id": request_id, **repeat_params(request_id, platform, decision)}
-        found = session.execute(_record_read(), params).one_or_none()
+        request_id, platform, decision = result.request_id, result.platform, result.decision
+        repeat = repeat_params(request_id, platform, decision)
+        found = requests.to_record(session, request_id, repeat)
         if found is None or (found.state, found.lease_owner) != (_PROCESSING, self.name):
             raise _LeaseLost
         guard_cfg = self.settings.guard
         decision = unrepeated_given(found.earlier, request_id, platform, decision, guard_cfg)
         insert_decision(session, request_id, decision)
-        state, reason, values = self._outcome(decision, mode, attempts)
-        posts = state is RequestState.POSTING and adapter is not None
+        state, reason, values = self._outcome(decision, result.mode, result.attempts)
+        posts = state is RequestState.POSTING and result.adapter is not None
         if posts:
             values.update(first_attempt_values(found.post_attempts))
         # Done with processing: stop renewing now, not once posting is done too, or a beat
@@ -289,7 +262,8 @@ class Worker:
             return None
         allowed = [e.url for e in decision.evidence] + [str(u) for u in decision.urls]
         number = found.post_attempts + 1
-        return claimed_attempt(session, request_id, summons, decision.reply or "", number, allowed)
+        reply = decision.reply or ""
+        return claimed_attempt(session, request_id, result.summons, reply, number, allowed)
 
     def _outcome(
         self, decision: Decision, mode: str, attempts: int
@@ -354,7 +328,7 @@ class Worker:
     def _technical_failure(self, request_id: int, attempts: int, error: str) -> None:
         runtime = self.settings.runtime
         with self.db.transaction() as session:
-            request = session.get(Request, request_id)
+            request = requests.get(session, request_id)
             assert request is not None
             if not lifecycle.holds_lease(session, request, self.name):
                 return

@@ -14,16 +14,23 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import InvalidatePoolError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    InvalidatePoolError,
+    NoSuchModuleError,
+    OperationalError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential
+
+from storage.dialect import SQLITE, backend, sqlite_file
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
@@ -45,6 +52,20 @@ _LOCK_SQLSTATES = frozenset({"55P03", "40001", "40P01"})
 class DatabaseBusy(Exception):
     """The database stayed locked by someone else through every retry. One line to report;
     nothing is wrong with the data, and running again later is safe."""
+
+
+def is_url_error(exc: BaseException) -> bool:
+    """Whether `exc` is SQLAlchemy refusing a database URL (no such dialect or driver, or a
+    URL it cannot parse) rather than a database's own error."""
+    return isinstance(exc, NoSuchModuleError | ArgumentError)
+
+
+def driver_error(exc: BaseException) -> BaseException | None:
+    """The driver's own error inside an operational failure (a connection refused, a file
+    that cannot be opened); None when `exc` is not one."""
+    if not isinstance(exc, OperationalError):
+        return None
+    return exc.orig or exc
 
 
 def is_lock_error(exc: BaseException) -> bool:
@@ -119,11 +140,10 @@ def _sqlite_pragmas(busy_timeout_s: float) -> Callable[[Any, Any], None]:
 
 
 def make_engine(url: str, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    if backend(url) == SQLITE:
+        database = sqlite_file(url)
+        if database is not None:
+            database.expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s}
         )
@@ -243,8 +263,55 @@ def at_head(engine: Engine) -> bool:
         return list(stamped) == [head]
 
 
+@dataclass
+class TransactionNotes:
+    """What a transaction noted for its end, kept on its session until it commits or rolls
+    back (then dropped, done or not): work to run once the change is committed (the
+    lifecycle's log lines: a rolled-back change was never a transition), and the requests it
+    made claimable, whose jobs a queue writes before the commit (bot/queue.py)."""
+
+    after_commit: list[Callable[[], None]] = field(default_factory=list)
+    woken: set[int] = field(default_factory=set)
+
+
+class AppSession(Session):
+    """The sessions a `Database` makes: a session with its transaction's notes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes = TransactionNotes()
+
+
+def notes(session: Session) -> TransactionNotes:
+    """The notes of `session`'s transaction; a session not made by a `Database` has none to
+    keep (its end would run no listener), which is a bug."""
+    if not isinstance(session, AppSession):
+        raise TypeError("a session not made by storage.db.Database keeps no transaction notes")
+    return session.notes
+
+
+def _committed(session: Session) -> None:
+    if isinstance(session, AppSession):
+        done, session.notes = session.notes, TransactionNotes()
+        for step in done.after_commit:
+            step()
+
+
+def _rolled_back(session: Session) -> None:
+    if isinstance(session, AppSession):
+        session.notes = TransactionNotes()
+
+
+SessionHook = Callable[[Session], None]
+
+
 class Database:
-    """One engine and session factory per process, schema migrated on open."""
+    """One engine and session factory per process, schema migrated on open.
+
+    Its sessions' listeners are attached to its own session factory here (never to
+    SQLAlchemy's global `Session` class, and never at import): the transaction notes are run
+    after a commit and dropped after a rollback, and `add_before_commit` hooks (the queue's
+    job writer) run before each commit."""
 
     def __init__(
         self, url: str, *, migrate: bool = True, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
@@ -253,7 +320,22 @@ class Database:
         self.engine = make_engine(url, busy_timeout_s=busy_timeout_s)
         if migrate and not at_head(self.engine):
             upgrade(url, busy_timeout_s=busy_timeout_s)
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._sessions = sessionmaker(self.engine, class_=AppSession, expire_on_commit=False)
+        event.listen(self._sessions, "after_commit", _committed)
+        event.listen(self._sessions, "after_rollback", _rolled_back)
+        self._before_commit: list[SessionHook] = []
+
+    def add_before_commit(self, hook: SessionHook) -> None:
+        """Run `hook` on every session of this database just before it commits."""
+        event.listen(self._sessions, "before_commit", hook)
+        self._before_commit.append(hook)
+
+    def remove_before_commit(self, hook: SessionHook) -> None:
+        event.remove(self._sessions, "before_commit", hook)
+        self._before_commit.remove(hook)
+
+    def before_commit_hooks(self) -> tuple[SessionHook, ...]:
+        return tuple(self._before_commit)
 
     def session(self) -> Session:
         return self._sessions()

@@ -11,6 +11,7 @@ INSERT): one round trip per transition instead of two."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
@@ -28,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from pipeline.records import utcnow
+from storage.dialect import on_postgres
 from storage.models import Request, RequestEvent
 
 EVENT_COLUMNS = ("request_id", "at", "from_state", "to_state", "reason", "actor")
@@ -70,7 +72,7 @@ def guarded_move(
             .execution_options(synchronize_session=False)
         )
         return Moved(_one(result), False)
-    with_event = event is not None and session.get_bind().dialect.name == "postgresql"
+    with_event = event is not None and on_postgres(session)
     if with_event:
         # The onupdate default of a CTE's UPDATE is not filled in: set it here.
         given.setdefault("updated_at", utcnow())
@@ -120,3 +122,114 @@ def _update_shaped(
     # The CTE at the top (`add_cte`): PostgreSQL allows a data-modifying WITH only there.
     written = insert(events).from_select(list(EVENT_COLUMNS), row).add_cte(moved)
     return written.returning(events.c.request_id)
+
+
+# -- the lifecycle's other statements (bot.lifecycle owns when each runs) ---------------------
+
+Condition = ColumnElement[bool]  # a further guard on a move (`Guard.where`)
+_EVENT_INSERT = insert(RequestEvent)  # built once: it runs for every transition
+
+
+def insert_events(session: Session, values: Sequence[Mapping[str, object]]) -> None:
+    """Event rows (`EVENT_COLUMNS`) in one Core insert (an ORM object each cost twice as much;
+    issue 12)."""
+    # The request's own pending changes are flushed with the rest at the commit: one UPDATE
+    # for everything a step changes, not one before its event and one after.
+    with session.no_autoflush:
+        # One row: a plain execute (a list is an executemany, a pipeline sync on psycopg).
+        session.execute(_EVENT_INSERT, dict(values[0]) if len(values) == 1 else list(values))
+
+
+def states_of(session: Session, ids: Sequence[int]) -> list[tuple[int, str, str]]:
+    """(id, state, platform) of each of the requests `ids` that exists."""
+    if not ids:
+        return []
+    rows = session.execute(
+        select(Request.id, Request.state, Request.platform).where(Request.id.in_(ids))
+    )
+    return [(row.id, row.state, row.platform) for row in rows]
+
+
+def claimable(
+    session: Session, states: Sequence[str], moment: datetime, limit: int = 1
+) -> list[tuple[int, str, str]]:
+    """(id, state, platform) of the oldest requests in `states` due at `moment`, locked for
+    this transaction. On PostgreSQL `FOR UPDATE SKIP LOCKED` lets many workers claim at once
+    without waiting on each other's candidates; SQLite has one writer at a time, and the
+    guarded move settles a race there."""
+    rows = session.execute(
+        select(Request.id, Request.state, Request.platform)
+        .where(
+            Request.state.in_(states),
+            Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= moment),
+        )
+        .order_by(Request.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return [(row.id, row.state, row.platform) for row in rows]
+
+
+def renew_lease(
+    session: Session, request_id: int, state: str, worker: str, until: datetime
+) -> bool:
+    """Extend `worker`'s lease on a request still in `state` and leased to it; False when it
+    is not (the lease was lost)."""
+    result = session.execute(
+        update(Request)
+        .where(Request.id == request_id, Request.state == state, Request.lease_owner == worker)
+        .values(lease_until=until)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def lease_expired(moment: datetime) -> Condition:
+    """A lease that ran out before `moment`, or none at all (rows from before leases)."""
+    return Request.lease_until.is_(None) | (Request.lease_until < moment)
+
+
+def leased_to(owner: str | None) -> Condition:
+    return Request.lease_owner == owner
+
+
+def expired_leases(session: Session, state: str, moment: datetime) -> list[tuple[int, str | None]]:
+    """(id, lease owner) of the requests in `state` whose lease ran out before `moment`."""
+    rows = session.execute(
+        select(Request.id, Request.lease_owner).where(Request.state == state, lease_expired(moment))
+    )
+    return [(row.id, row.lease_owner) for row in rows]
+
+
+def leased_on_host(
+    session: Session, states: Sequence[str], host: str
+) -> list[tuple[int, str, str | None]]:
+    """(id, state, lease owner) of the requests in `states` leased to a process of `host`
+    (owners are `host:pid:n`)."""
+    rows = session.execute(
+        select(Request.id, Request.state, Request.lease_owner).where(
+            Request.state.in_(states), Request.lease_owner.like(f"{host}:%")
+        )
+    )
+    return [(row.id, row.state, row.lease_owner) for row in rows]
+
+
+def release_posting(session: Session, request_id: int, owner: str | None) -> None:
+    """Make a reply `owner` was posting due again now, its lease given up."""
+    session.execute(
+        update(Request)
+        .where(Request.id == request_id, Request.lease_owner == owner)
+        .values(next_attempt_at=None, lease_owner=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def events_of(session: Session, request_id: int) -> list[RequestEvent]:
+    """A request's history, oldest first."""
+    return list(
+        session.scalars(
+            select(RequestEvent)
+            .where(RequestEvent.request_id == request_id)
+            .order_by(RequestEvent.id)
+        )
+    )

@@ -9,21 +9,17 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy.engine import make_url
 
 from bot import progress
 from bot.commands.output import error, fail, say, warn
 from bot.commands.settings import loaded
 from bot.config import check_database_url
+from storage.dialect import same_database, shown
 
 app = typer.Typer(
     help="The main database: migrations, moving to another database, old side files.",
     no_args_is_help=True,
 )
-
-
-def _shown(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)
 
 
 @app.command("upgrade")
@@ -33,7 +29,7 @@ def upgrade_command(ctx: typer.Context) -> None:
 
     settings = loaded(ctx)
     Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s).dispose()
-    say(f"{_shown(settings.database_url)} is at the latest schema")
+    say(f"{shown(settings.database_url)} is at the latest schema")
 
 
 @app.command("migrate-to")
@@ -52,7 +48,7 @@ def migrate_to(
 
     settings = loaded(ctx)
     check_database_url(url, "the target")
-    if make_url(url) == make_url(settings.database_url):
+    if same_database(url, settings.database_url):
         fail("the target is the configured database itself", 2)
     source = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
     upgrade(url)
@@ -70,7 +66,7 @@ def migrate_to(
     finally:
         target.dispose()
         source.dispose()
-    table = Table(title=f"copied to {_shown(url)}")
+    table = Table(title=f"copied to {shown(url)}")
     for column in ("table", "source rows", "target rows", ""):
         table.add_column(column)
     for count in counts:

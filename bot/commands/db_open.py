@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from sqlalchemy import Engine
 
 from bot.commands.output import fail
 from bot.commands.settings import loaded
+
+if TYPE_CHECKING:
+    from storage.db import Engine
 
 INDEX_HELP = "A standalone index (a SQLite path or a database URL) instead of the main database."
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.text import Text
-from sqlalchemy import select
 
 from bot import platforms
 from bot.commands.index import add_files
@@ -25,8 +24,8 @@ from bot.service import Bot, build_adapters
 from bot.summary import overview
 from pipeline.claimreview import load_file
 from pipeline.claims import ClaimIndex
-from storage.models import Request
 from storage.repositories import latest_decision
+from storage.requests import all_requests
 
 DEMO_DIR = Path("data/demo")
 
@@ -121,7 +120,7 @@ def _print_findings(runtime: Runtime, console: Console) -> None:
     """What each request came to, and for those that needed an LLM, the best passage that
     retrieval found on its own."""
     with runtime.db.session() as session:
-        for request in session.scalars(select(Request).order_by(Request.id)):
+        for request in all_requests(session):
             decision = latest_decision(session, request.id)
             text = str((request.target or {}).get("text", ""))[:70]
             line = f"#{request.id} {request.state:<10} {text}"

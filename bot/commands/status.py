@@ -25,14 +25,12 @@ def status_command(
 ) -> None:
     """Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors."""
     settings: Settings = ctx.obj
-    from sqlalchemy.exc import OperationalError
-
     from bot.notes_admission import admission
     from storage.db import Database, is_lock_error
 
     try:
         db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
-    except OperationalError as exc:
+    except Exception as exc:
         if not is_lock_error(exc):
             raise
         fail("the database is locked by another process; try again later", LOCKED_EXIT)

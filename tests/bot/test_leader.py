@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.leader import AdvisoryLockLeader, conninfo
+from bot.leader import AdvisoryLockLeader
+from storage.dialect import conninfo
 
 pytestmark = pytest.mark.postgres
 REPO = Path(__file__).resolve().parents[2]

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
+import grimp
 import pytest
 import typer
 from pydantic import Field
@@ -119,6 +120,28 @@ def fake_platform() -> Iterator[FakeSocial]:
 
 def test_the_built_in_platforms_are_registered_in_order() -> None:
     assert [spec.name for spec in platforms.specs()] == ["local", "x", "bluesky", "x_notes"]
+
+
+def test_each_built_in_registry_is_a_new_one_that_a_plugin_registration_leaves_alone() -> None:
+    mine = platforms.builtin_registry()
+    mine.register(
+        AdapterSpec(NAME, "FakeSocial", FakeSocialConfig, lambda _: FakeSocial(), Platform.X)
+    )
+    assert NAME not in [spec.name for spec in platforms.builtin_registry().specs()]
+    assert mine.spec_for(NAME) is not None
+    with pytest.raises(ValueError, match="already registered"):
+        mine.register(
+            AdapterSpec(NAME, "Again", FakeSocialConfig, lambda _: FakeSocial(), Platform.X)
+        )
+
+
+def test_a_platforms_own_code_does_not_import_the_registry_back() -> None:
+    """The registry imports Community Notes' gates (bot/notes.py) to build its spec; they
+    name the spec types from `bot.platform_specs`, so no import chain leads back."""
+    graph = grimp.build_graph("bot", "adapters", "pipeline", "storage", cache_dir=None)
+    assert graph.find_shortest_chain(importer="bot.platforms", imported="bot.notes")
+    for module in ("bot.notes", "bot.notes_wiring", "bot.platform_specs"):
+        assert graph.find_shortest_chain(importer=module, imported="bot.platforms") is None
 
 
 @pytest.mark.parametrize("spec", platforms.specs(), ids=lambda spec: spec.name)

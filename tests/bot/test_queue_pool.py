@@ -11,8 +11,8 @@ import asyncio
 import psycopg
 import pytest
 
-from bot.leader import conninfo
 from bot.queue import _QueuePool
+from storage.dialect import conninfo
 from tests.storage.test_db_ping import terminate_backend
 
 pytestmark = pytest.mark.postgres

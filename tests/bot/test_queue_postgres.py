@@ -15,10 +15,10 @@ from bot.queue import (
     PROCESS_TASK,
     _sweep,
     attach,
+    attached,
     detach,
     enqueuer,
     ensure_schema,
-    write_queued_jobs,
 )
 from storage.db import Database
 from storage.models import Request, RequestState
@@ -81,7 +81,9 @@ def test_the_job_commits_with_the_queued_request_and_rolls_back_with_it(
     with pytest.raises(RuntimeError, match="crash"), db.transaction() as session:
         _queue(session, undone)
         # What the commit would do first: the job row, on this transaction's connection.
-        write_queued_jobs(session)
+        writer = attached(db)
+        assert writer is not None
+        writer(session)
         assert _count_in(session) == 2  # both jobs visible inside the transaction
         raise RuntimeError("crash before commit")
     assert _jobs(db) == [(kept, "todo")]
