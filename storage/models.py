@@ -119,7 +119,9 @@ class Request(Base):
             "platform",
             "requester",
         ),
-        # The decisions log's verdict filter, newest first.
+        # The decisions log, newest first: all of it (a deep page walks the index, where
+        # PostgreSQL sorted every request without it), and by verdict.
+        Index("ix_requests_created_id", "created_at", "id"),
         Index("ix_requests_verdict_created", "latest_verdict", "created_at", "id"),
         Index(
             "ix_requests_post_errors",

@@ -1,7 +1,9 @@
 """request latest verdict and tier: each request row keeps its latest decision's verdict and
 the best tier rank among that decision's evidence, indexed with the queue's other filters, so
 the review queue's and the decisions log's filters and counts read an index instead of every
-decision (storage/review_queue.py). Filled here from the decisions already stored.
+decision (storage/review_queue.py); and the log's order, (created_at, id), gets an index of
+its own, so a deep page walks it on PostgreSQL instead of sorting every request. The two
+columns are filled here from the decisions already stored.
 
 Revision ID: 0017
 Revises: 0016
@@ -43,6 +45,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_requests_verdict_created", "requests", ["latest_verdict", "created_at", "id"]
     )
+    op.create_index("ix_requests_created_id", "requests", ["created_at", "id"])
 
 
 def _backfill() -> None:
@@ -79,6 +82,7 @@ def _backfill() -> None:
 
 
 def downgrade() -> None:
+    op.drop_index("ix_requests_created_id", table_name="requests")
     op.drop_index("ix_requests_verdict_created", table_name="requests")
     op.drop_index("ix_requests_queue_filters", table_name="requests")
     # Not in a batch: on SQLite a batch copies the table, which rows of others refer to.
