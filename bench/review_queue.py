@@ -541,7 +541,8 @@ if __name__ == "__main__":
     if args.seeded:
         if args.seeded.startswith("postgresql"):
             vacuum(args.seeded)
-        found = one_backend(args.seeded, "seeded", args.pending, args.finished, print)
+        label = "postgresql" if args.seeded.startswith("postgresql") else "sqlite"
+        found = one_backend(args.seeded, label, args.pending, args.finished, print)
     else:
         found = run(pending=args.pending, finished=args.finished, postgres=not args.no_postgres)
     for key, value in found.items():
