@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from sys import intern
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -52,7 +53,7 @@ def post_url(request: Request) -> str | None:
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
-@dataclass
+@dataclass(slots=True)  # one per reply posted in the period: no per-instance dict
 class PostedReply:
     request_id: int
     platform: str
@@ -85,7 +86,7 @@ class ModeratorStats:
         return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-@dataclass
+@dataclass(slots=True)  # one per request ever taken in: no per-instance dict
 class RequestRow:
     """One request as the report's table of decisions shows it."""
 
@@ -171,19 +172,23 @@ def request_rows(
     requests: list[Request], actions: dict[int, list[ReviewAction]]
 ) -> list[RequestRow]:
     rows: list[RequestRow] = []
+    # A row per request ever taken in is held until the page is written: the few values that
+    # repeat on every row (platform, state, verdict, reason, who did what) are kept once.
     for request in requests:
         latest: DecisionRow | None = request.decisions[-1] if request.decisions else None
         rows.append(
             RequestRow(
                 id=request.id,
                 created_at=request.created_at,
-                platform=request.platform,
-                mode=request.mode,
-                state=request.state,
-                verdict=latest.verdict if latest else None,
-                status=latest.status if latest else None,
-                reason=request.reason or "; ".join(map(str, latest.reasons if latest else [])),
-                actions=[f"{a.actor}: {a.action}" for a in actions.get(request.id, [])],
+                platform=intern(request.platform),
+                mode=intern(request.mode),
+                state=intern(request.state),
+                verdict=intern(latest.verdict) if latest and latest.verdict else None,
+                status=intern(latest.status) if latest and latest.status else None,
+                reason=intern(
+                    request.reason or "; ".join(map(str, latest.reasons if latest else []))
+                ),
+                actions=[intern(f"{a.actor}: {a.action}") for a in actions.get(request.id, [])],
                 reply_url=reply_url(request.platform, request.reply_id),
                 post_url=post_url(request),
                 cost_usd=sum(d.cost_usd for d in request.decisions),

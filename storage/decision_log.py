@@ -21,7 +21,6 @@ from storage.review_queue import (
     day,
     known,
     latest_decision_id,
-    latest_verdict_is,
 )
 
 PAGE_SIZE = 50
@@ -95,7 +94,7 @@ def _matching(flt: LogFilter) -> Select[Any]:
     if flt.until:
         stmt = stmt.where(Request.created_at < utc_day(flt.until) + timedelta(days=1))
     if flt.verdict:
-        stmt = stmt.where(latest_verdict_is(flt.verdict))
+        stmt = stmt.where(Request.latest_verdict == flt.verdict)
     if flt.q:
         stmt = stmt.outerjoin(DecisionRow, DecisionRow.id == latest_decision_id())
         stmt = stmt.where(_text_match(flt.q))

@@ -104,6 +104,25 @@ class Request(Base):
         # The review queue's order (storage/review_queue.py) and `/metrics`' posting errors: a
         # few rows each, read without scanning every request ever taken in.
         Index("ix_requests_state_created", "state", "created_at", "id"),
+        # The queue's filters and counts from the index alone (a request row carries its
+        # posts' JSON): the state, the verdict and the queue's order (a verdict's page is read
+        # in order), then every other filter column.
+        Index(
+            "ix_requests_queue_filters",
+            "state",
+            "latest_verdict",
+            "created_at",
+            "id",
+            "latest_tier_rank",
+            "escalated_by",
+            "claimed_by",
+            "platform",
+            "requester",
+        ),
+        # The decisions log, newest first: all of it (a deep page walks the index, where
+        # PostgreSQL sorted every request without it), and by verdict.
+        Index("ix_requests_created_id", "created_at", "id"),
+        Index("ix_requests_verdict_created", "latest_verdict", "created_at", "id"),
         Index(
             "ix_requests_post_errors",
             "platform",
@@ -143,6 +162,11 @@ class Request(Base):
     # requeued (bot/lifecycle.py). A live slow request keeps its lease and never runs twice.
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The latest decision's verdict and the best (lowest) tier rank among its evidence (NULL:
+    # no decision, or no evidence), written with each decision (storage/repositories.py) so
+    # the queue's and the log's filters and counts read an index, not every decision.
+    latest_verdict: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    latest_tier_rank: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 

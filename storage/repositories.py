@@ -11,9 +11,10 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from pipeline.records import Decision, Document, LLMCall, Passage, Post
-from storage import metric_totals
+from storage import metric_totals, review_queue
 from storage.db import Database
 from storage.mapping import row_values, to_row
 from storage.models import DecisionRow, DocumentRow, EvidenceRow, LLMCallRow, Request
@@ -93,6 +94,11 @@ def add_decision(session: Session, request: Request, decision: Decision) -> Deci
     _add_snapshots(session, decision)
     session.flush()
     _add_totals(session, request.platform, values, decision)
+    latest = _latest(request.id, values, decision)
+    review_queue.mark_latest(session, [latest])
+    # Written in Core: the loaded row learns the values without a read back.
+    set_committed_value(request, "latest_verdict", latest[1])
+    set_committed_value(request, "latest_tier_rank", latest[2])
     return row
 
 
@@ -116,7 +122,17 @@ def insert_decision(session: Session, request_id: int, decision: Decision) -> in
     _add_snapshots(session, decision)
     platform = session.scalar(select(Request.platform).where(Request.id == request_id))
     _add_totals(session, platform or "", values, decision)
+    review_queue.mark_latest(session, [_latest(request_id, values, decision)])
     return decision_id
+
+
+def _latest(
+    request_id: int, values: dict[str, Any], decision: Decision
+) -> tuple[int, str | None, int | None]:
+    """What the request's row keeps of its latest decision (`review_queue.mark_latest`): the
+    verdict as its decision row has it, the best rank among its evidence's tiers."""
+    tiers = (str(e.tier) for e in decision.evidence)
+    return request_id, values.get("verdict"), review_queue.best_tier_rank(tiers)
 
 
 def _add_totals(
@@ -170,6 +186,13 @@ def insert_decisions(session: Session, decisions: Sequence[tuple[int, str, Decis
         if rows:
             session.execute(insert(cast(Table, target)), rows)
     metric_totals.add(session, totals)
+    review_queue.mark_latest(
+        session,
+        [
+            _latest(rid, row, decision)
+            for row, (rid, _, decision) in zip(values, decisions, strict=True)
+        ],
+    )
 
 
 _DECISION_INSERT = insert(cast(Table, DecisionRow.__table__)).returning(DecisionRow.__table__.c.id)
