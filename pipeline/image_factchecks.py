@@ -19,7 +19,7 @@ from pipeline.fetch import Fetcher
 from pipeline.image_embedding import ImageEmbedder
 from pipeline.image_hash import ImageStore
 from pipeline.image_intake import ImageUnreadable, take_in
-from pipeline.images import fact_check_image
+from pipeline.images import configured_fact_check_image
 from pipeline.ocr import OcrEngine
 from pipeline.records import utcnow
 
@@ -58,15 +58,7 @@ def store_fact_check_images(
                 result.failures.append(f"image of {record.review_url}: {exc}")
                 continue
             store.add(
-                fact_check_image(
-                    taken,
-                    record,
-                    seen_at,
-                    cfg.hash_side,
-                    embedder=embedder if cfg.embedding else None,
-                    copy_side=cfg.copy_side,
-                    ocr=ocr if cfg.ocr else None,
-                )
+                configured_fact_check_image(taken, record, seen_at, cfg, embedder=embedder, ocr=ocr)
             )
             result.stored += 1
     return result

@@ -434,6 +434,28 @@ def fact_check_image(
     )
 
 
+def configured_fact_check_image(
+    taken: IntakeImage,
+    record: ClaimRecord,
+    seen_at: datetime,
+    cfg: ImagesConfig,
+    *,
+    embedder: ImageEmbedder | None = None,
+    ocr: OcrEngine | None = None,
+) -> SeenImage:
+    """`fact_check_image` as `[images]` asks: the embedding and OCR only where they are on, our
+    copy at `copy_side`. The one way fact-checked images and video keyframes are remembered."""
+    return fact_check_image(
+        taken,
+        record,
+        seen_at,
+        cfg.hash_side,
+        embedder=embedder if cfg.embedding else None,
+        copy_side=cfg.copy_side,
+        ocr=ocr if cfg.ocr else None,
+    )
+
+
 def merge_matches(
     text_matches: Sequence[ClaimMatch], image_matches: Sequence[ClaimMatch], limit: int
 ) -> list[ClaimMatch]:

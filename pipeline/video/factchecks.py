@@ -22,7 +22,7 @@ from pipeline.fetch import Fetcher
 from pipeline.image_embedding import ImageEmbedder
 from pipeline.image_hash import ImageStore, SeenImage
 from pipeline.image_intake import ImageUnreadable, decode
-from pipeline.images import fact_check_image
+from pipeline.images import configured_fact_check_image
 from pipeline.ocr import OcrEngine
 from pipeline.records import utcnow
 from pipeline.video.intake import DecodedVideo, VideoUnreadable, take_in_video
@@ -75,15 +75,7 @@ def fact_check_keyframes(
         except ImageUnreadable:  # our own child's PNG: not expected, and one frame is not all
             continue
         kept.append(
-            fact_check_image(
-                taken,
-                record,
-                seen_at,
-                cfg.hash_side,
-                embedder=embedder if cfg.embedding else None,
-                copy_side=cfg.copy_side,
-                ocr=ocr if cfg.ocr else None,
-            )
+            configured_fact_check_image(taken, record, seen_at, cfg, embedder=embedder, ocr=ocr)
         )
     return kept
 
