@@ -31,14 +31,15 @@ flagged `possibly_outdated`. Measured in bench/claim_checkthat.py and bench/clai
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy import Connection, Engine, Row, delete, func, insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.claim_age import possibly_outdated
@@ -48,6 +49,7 @@ from pipeline.claim_records import ClaimMatch as ClaimMatch
 from pipeline.claim_records import ClaimRecord as ClaimRecord
 from pipeline.claim_records import ClaimSource as ClaimSource
 from pipeline.claim_records import MatchStrength as MatchStrength
+from pipeline.claim_rows import RowFacts, RowFactsCache, TermStore
 from pipeline.claim_segments import ClaimSegmentCache, SegmentScorer, word_overlap
 from pipeline.config import ClaimsConfig
 from pipeline.credibility import PublisherTable
@@ -59,7 +61,7 @@ from pipeline.index_tables import (
     claims,
 )
 from pipeline.lexical import clean_text, terms
-from pipeline.multilingual import Neighbours, base_language, get_multilingual, reliable_language
+from pipeline.multilingual import Neighbours, base_language, get_multilingual
 from pipeline.platform_text import strip_boilerplate
 from pipeline.polarity import ALL_KINDS, MismatchKind, compare
 from pipeline.ratings import Rating, rating_for_verdict
@@ -67,7 +69,6 @@ from pipeline.records import (
     Evidence,
     EvidenceSource,
     Stance,
-    Tier,
     Verdict,
     utcnow,
 )
@@ -95,14 +96,13 @@ def fused_score(
     )
 
 
-def _cross_language(lang: str | None, record: ClaimRecord) -> bool:
+def _cross_language(lang: str | None, facts: RowFacts) -> bool:
     """Whether a post in `lang` meets a claim worded in another language. The claim's words
     decide, not the review's `languageCode`: a Spanish review often quotes the claim in
     English, and then MiniLM compares like with like. A guess too unsure to trust (short
     text, low probability) falls back to the record's language: an unknown language is not
-    a different one."""
-    claim_lang = reliable_language(record.claim_text) or record.language
-    return base_language(lang) != base_language(claim_lang)
+    a different one (`pipeline.claim_rows`)."""
+    return base_language(lang) != base_language(facts.language)
 
 
 def strength_of(score: float, cfg: ClaimsConfig) -> MatchStrength:
@@ -119,7 +119,7 @@ def _utc(value: datetime) -> datetime:
 
 @dataclass
 class _Matrix:
-    version: tuple[int, int]
+    version: tuple[int, int, str]  # writes here, the last row's id and key
     ids: npt.NDArray[np.int64]
     vectors: npt.NDArray[np.float32]
     position: dict[int, int] = field(default_factory=dict)  # row id -> row of `vectors`
@@ -150,6 +150,8 @@ class ClaimIndex(StoredIndex):
         self._matrix: _Matrix | None = None
         self._neighbours: Neighbours | None = None  # multilingual, built on first use
         self._segments = ClaimSegmentCache()
+        self._facts = RowFactsCache(self._publishers)
+        self._terms = TermStore()
         self._writes = 0
         self._open(target, embedder.dim)
 
@@ -232,15 +234,24 @@ class ClaimIndex(StoredIndex):
 
     def _dense_matrix(self) -> _Matrix:
         with self._lock, self._engine.connect() as connection:
-            # max(id) grows on every insert or replacement (a replaced record gets a new id),
-            # also by another process, and reads from the primary key alone.
-            top = connection.execute(select(func.coalesce(func.max(claims.c.id), 0))).scalar_one()
-            version = (self._writes, int(top))
-            if self._matrix is not None and self._matrix.version == version:
-                return self._matrix
-            rows = connection.execute(
-                select(claims.c.id, claims.c.embedding).order_by(claims.c.id)
-            ).all()
+            # max(id) grows on every insert or replacement, also by another process, and reads
+            # from the primary key alone; SQLite gives the id of a deleted last row to the next
+            # insert, so the last row's key is read too.
+            last = connection.execute(
+                select(claims.c.id, claims.c.key).order_by(claims.c.id.desc()).limit(1)
+            ).first()
+            version = (self._writes, int(last[0]) if last else 0, last[1] if last else "")
+            old = self._matrix
+            if old is not None and old.version == version:
+                return old
+            appended = self._appended(connection, old) if old is not None else None
+            rows = (
+                appended
+                if appended is not None
+                else connection.execute(
+                    select(claims.c.id, claims.c.embedding).order_by(claims.c.id)
+                ).all()
+            )
         dim = self._embedder.dim
         vectors = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
@@ -248,10 +259,32 @@ class ClaimIndex(StoredIndex):
             else np.zeros((0, dim), dtype=np.float32)
         )
         ids = np.array([r[0] for r in rows], dtype=np.int64)
+        if appended is not None and old is not None:  # an import added rows, deleted none
+            ids, vectors = np.concatenate([old.ids, ids]), np.concatenate([old.vectors, vectors])
         matrix = _Matrix(version, ids, vectors, {int(i): n for n, i in enumerate(ids)})
         with self._lock:
             self._matrix = matrix
         return matrix
+
+    def _appended(self, connection: Connection, old: _Matrix) -> Sequence[Row[Any, Any]] | None:
+        """The rows stored after those `old` holds, when none of those was deleted or
+        replaced since (their last row is still there with its key, and the count adds up):
+        a 200,000-claim matrix then takes its new rows instead of a reload of seconds."""
+        if (
+            not len(old.ids)
+            or old.version[2]
+            != connection.execute(
+                select(claims.c.key).where(claims.c.id == int(old.ids[-1]))
+            ).scalar_one_or_none()
+        ):
+            return None
+        count = connection.execute(select(func.count()).select_from(claims)).scalar_one()
+        rows = connection.execute(
+            select(claims.c.id, claims.c.embedding)
+            .where(claims.c.id > int(old.ids[-1]))
+            .order_by(claims.c.id)
+        ).all()
+        return rows if len(old.ids) + len(rows) == count else None
 
     def _lexical(self, matrix: _Matrix) -> ClaimBM25:
         """The BM25 index of the claims `matrix` holds, in its row order."""
@@ -259,7 +292,8 @@ class ClaimIndex(StoredIndex):
             if matrix.lexical is None:
                 with self._engine.connect() as connection:
                     texts = dict(connection.execute(select(claims.c.id, claims.c.claim_text)).all())
-                matrix.lexical = ClaimBM25([texts.get(int(i), "") for i in matrix.ids])
+                rows = [(int(i), texts.get(int(i), "")) for i in matrix.ids]
+                matrix.lexical = ClaimBM25([], corpus=self._terms.corpus(rows))
             return matrix.lexical
 
     def _candidates(
@@ -329,17 +363,16 @@ class ClaimIndex(StoredIndex):
             raise ClaimIndexError(f"cannot read the claim index in {self._where}: {exc}") from exc
         query_terms = terms(text)
         records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
-        multilingual = self._multilingual(text, records, lang)
+        facts = {rowid: self._facts.of(rowid, record) for rowid, record in records.items()}
+        multilingual = self._multilingual(text, records, facts, lang)
         segmented, scorer = self._segment_pool(text, records, cosines, bm25)
         matches: list[ClaimMatch] = []
         for rowid, record in records.items():
-            if record.date is not None and _utc(record.date) > when:
-                continue
-            if self._excluded(record):
+            if facts[rowid].excluded or (record.date is not None and _utc(record.date) > when):
                 continue
             dense = max(0.0, min(1.0, cosines[rowid]))
-            overlap = word_overlap(query_terms, terms(record.claim_text))
-            cross = _cross_language(lang, record) and rowid in multilingual
+            overlap = word_overlap(query_terms, self._terms.get(rowid, record.claim_text))
+            cross = _cross_language(lang, facts[rowid]) and rowid in multilingual
             score = (
                 multilingual[rowid]
                 if cross
@@ -393,7 +426,8 @@ class ClaimIndex(StoredIndex):
             return None
         matrix = self._dense_matrix()
         stored = {r.claim_text: matrix.vectors[matrix.position[i]] for i, r in records.items()}
-        multilingual = get_multilingual()
+        # Loading the multilingual model costs seconds and 150 MB; at weight 0 nothing reads it.
+        multilingual = get_multilingual() if self.cfg.multilingual_weight > 0 else None
         return self._segments.scorer(text, stored, self._embedder.encode, multilingual, self.cfg)
 
     def _add_multilingual_candidates(
@@ -463,25 +497,23 @@ class ClaimIndex(StoredIndex):
         return (MatchStrength.WEAK if demoted else strength), demoted
 
     def _multilingual(
-        self, text: str, records: dict[int, ClaimRecord], lang: str | None
+        self,
+        text: str,
+        records: dict[int, ClaimRecord],
+        facts: dict[int, RowFacts],
+        lang: str | None,
     ) -> dict[int, float]:
         """The multilingual model's cosine of `text` with each candidate (with weight 0, only
         with those in another language); empty when none is wanted or its package is missing
         (the MiniLM cosine then stands in for it)."""
         if self.cfg.multilingual_weight <= 0:
-            records = {i: r for i, r in records.items() if _cross_language(lang, r)}
+            records = {i: r for i, r in records.items() if _cross_language(lang, facts[i])}
         encoder = get_multilingual() if records else None
         if encoder is None:
             return {}
         texts = [clean_text(r.claim_text) or r.claim_text for r in records.values()]
         cosines = encoder.cosines(clean_text(text) or text, texts)
         return dict(zip(records, cosines, strict=True))
-
-    def _excluded(self, record: ClaimRecord) -> bool:
-        for url in (record.review_url, record.publisher_site):
-            if url and self._publishers.lookup(url).tier is Tier.EXCLUDED:
-                return True
-        return False
 
 
 # --- matches as evidence and as a templated reply -------------------------------------------
