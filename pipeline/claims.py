@@ -178,7 +178,8 @@ class ClaimIndex(StoredIndex):
                 check_embedding_dim(
                     connection, "claims", self._embedder.dim, "claim index", record=True
                 )
-                # A replaced record gets a new id, so a cached matrix never holds a stale row.
+                # A replaced record is stored anew: under a new id, or in SQLite under the last
+                # row's freed id (`_dense_matrix` reads that row's key, so no stale row is kept).
                 connection.execute(delete(claims).where(claims.c.key.in_([r.key for r in changed])))
                 connection.execute(
                     insert(claims),
