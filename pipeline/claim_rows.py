@@ -4,8 +4,8 @@ Every candidate of every query was rated by the publisher table (two lookups, ea
 archive and redirect links), had its claim's language guessed (py3langid) and its words
 stemmed: about 0.3 ms of CPU a candidate, some 30 ms of a query's 100 candidates, and under
 cProfile more than the rest of `match` together (issue 29, item 6). None of it depends on the
-query, and a stored row never changes (a replaced record is stored under a new id), so it is
-kept by row id for as long as the index is open.
+query, so it is kept by row id for as long as the index is open, with a stamp of the record
+it was worked out from.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pipeline.claim_records import ClaimRecord
+from pipeline.claim_segments import SegmentPair
 from pipeline.credibility import PublisherTable
 from pipeline.lexical import terms
 from pipeline.multilingual import reliable_language
@@ -25,12 +27,7 @@ from pipeline.records import Tier
 # Rows remembered before the memo starts over: about 300 bytes each, so some 150 MB at most,
 # and a 200,000-claim index's candidates fit with room to spare.
 MAX_ROWS = 500_000
-
-
-@dataclass(frozen=True)
-class RowFacts:
-    excluded: bool  # the review's publisher is rated EXCLUDED: its rating is ignored
-    language: str | None  # the claim's own words' language when sure, else the record's
+T = TypeVar("T")
 
 
 def claim_terms(text: str) -> tuple[str, ...]:
@@ -42,42 +39,72 @@ def excluded_url(publishers: PublisherTable, url: str) -> bool:
     return publishers.lookup(url).tier is Tier.EXCLUDED
 
 
-def row_facts(record: ClaimRecord, excluded: Callable[[str], bool]) -> RowFacts:
-    """`excluded`: whether a URL's publisher is rated EXCLUDED (`excluded_url`)."""
-    return RowFacts(
-        excluded=any(url and excluded(url) for url in (record.review_url, record.publisher_site)),
-        language=reliable_language(record.claim_text) or record.language,
-    )
+@dataclass(frozen=True)
+class Scored:
+    """A candidate `ClaimIndex.match` scored for a query, before its strength is decided."""
+
+    rowid: int
+    record: ClaimRecord
+    score: float
+    dense: float
+    overlap: float
+    cross: bool  # scored by the multilingual cosine: a fact-check in another language
+    pair: SegmentPair | None  # the sentence pair that scored, when it beat the whole texts
 
 
 class RowFactsCache:
-    """`RowFacts` by row id. Thread-safe."""
+    """By row id: whether a record's publisher is rated EXCLUDED (its rating is ignored), and
+    the language of the claim's own words when the guess is sure, else the record's. Each is
+    worked out when first asked: every candidate's language shapes its score, the exclusion
+    only matters to the matches returned. Thread-safe."""
 
     def __init__(self, publishers: PublisherTable, max_rows: int = MAX_ROWS) -> None:
         # A publisher's site recurs in all its records: rated once.
-        self._excluded = functools.lru_cache(maxsize=4096)(
+        self._excluded_url = functools.lru_cache(maxsize=4096)(
             functools.partial(excluded_url, publishers)
         )
         self._max_rows = max_rows
-        self._facts: dict[int, tuple[int, RowFacts]] = {}
+        self._excluded: dict[int, tuple[int, bool]] = {}  # row id -> (stamp, fact)
+        self._languages: dict[int, tuple[int, str | None]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._facts)
+        return max(len(self._excluded), len(self._languages))
 
-    def of(self, rowid: int, record: ClaimRecord) -> RowFacts:
+    def excluded(self, rowid: int, record: ClaimRecord) -> bool:
+        def work() -> bool:
+            urls = (record.review_url, record.publisher_site)
+            return any(url and self._excluded_url(url) for url in urls)
+
+        return self._memo(self._excluded, rowid, record, work)
+
+    def language(self, rowid: int, record: ClaimRecord) -> str | None:
+        return self._memo(
+            self._languages,
+            rowid,
+            record,
+            lambda: reliable_language(record.claim_text) or record.language,
+        )
+
+    def _memo(
+        self,
+        table: dict[int, tuple[int, T]],
+        rowid: int,
+        record: ClaimRecord,
+        work: Callable[[], T],
+    ) -> T:
         # SQLite gives a new row the highest id plus one, so an id freed at the top of the
         # table comes back with another record: the entry holds what it was worked out from.
         stamp = hash((record.review_url, record.publisher_site, record.language, record.claim_text))
-        found = self._facts.get(rowid)
+        found = table.get(rowid)
         if found is not None and found[0] == stamp:
             return found[1]
-        facts = row_facts(record, self._excluded)
+        fact = work()
         with self._lock:
-            if len(self._facts) >= self._max_rows:
-                self._facts.clear()
-            self._facts[rowid] = (stamp, facts)
-        return facts
+            if len(table) >= self._max_rows:
+                table.clear()
+            table[rowid] = (stamp, fact)
+        return fact
 
 
 class TermStore:

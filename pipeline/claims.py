@@ -49,7 +49,7 @@ from pipeline.claim_records import ClaimMatch as ClaimMatch
 from pipeline.claim_records import ClaimRecord as ClaimRecord
 from pipeline.claim_records import ClaimSource as ClaimSource
 from pipeline.claim_records import MatchStrength as MatchStrength
-from pipeline.claim_rows import RowFacts, RowFactsCache, TermStore
+from pipeline.claim_rows import RowFactsCache, Scored, TermStore
 from pipeline.claim_segments import ClaimSegmentCache, SegmentScorer, word_overlap
 from pipeline.config import ClaimsConfig
 from pipeline.credibility import PublisherTable
@@ -96,13 +96,13 @@ def fused_score(
     )
 
 
-def _cross_language(lang: str | None, facts: RowFacts) -> bool:
+def _cross_language(lang: str | None, claim_lang: str | None) -> bool:
     """Whether a post in `lang` meets a claim worded in another language. The claim's words
     decide, not the review's `languageCode`: a Spanish review often quotes the claim in
     English, and then MiniLM compares like with like. A guess too unsure to trust (short
     text, low probability) falls back to the record's language: an unknown language is not
     a different one (`pipeline.claim_rows`)."""
-    return base_language(lang) != base_language(facts.language)
+    return base_language(lang) != base_language(claim_lang)
 
 
 def strength_of(score: float, cfg: ClaimsConfig) -> MatchStrength:
@@ -364,16 +364,16 @@ class ClaimIndex(StoredIndex):
             raise ClaimIndexError(f"cannot read the claim index in {self._where}: {exc}") from exc
         query_terms = terms(text)
         records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
-        facts = {rowid: self._facts.of(rowid, record) for rowid, record in records.items()}
-        multilingual = self._multilingual(text, records, facts, lang)
+        languages = {i: self._facts.language(i, record) for i, record in records.items()}
+        multilingual = self._multilingual(text, records, languages, lang)
         segmented, scorer = self._segment_pool(text, records, cosines, bm25)
-        matches: list[ClaimMatch] = []
+        scored: list[Scored] = []
         for rowid, record in records.items():
-            if facts[rowid].excluded or (record.date is not None and _utc(record.date) > when):
+            if record.date is not None and _utc(record.date) > when:
                 continue
             dense = max(0.0, min(1.0, cosines[rowid]))
             overlap = word_overlap(query_terms, self._terms.get(rowid, record.claim_text))
-            cross = _cross_language(lang, facts[rowid]) and rowid in multilingual
+            cross = _cross_language(lang, languages[rowid]) and rowid in multilingual
             score = (
                 multilingual[rowid]
                 if cross
@@ -385,26 +385,35 @@ class ClaimIndex(StoredIndex):
             pair = scorer.best_pair(text, record.claim_text) if paired and scorer else None
             pair = pair if pair is not None and pair.score > score else None
             score = pair.score if pair is not None else score
-            if score < floor:
-                continue
-            age = (when - _utc(record.date)).days if record.date is not None else None
-            checked = [(text, record.claim_text, ALL_KINDS)] if pair is None else pair.checked()
-            strength, demoted = self._strength(checked, record, score, cross=cross, lang=lang)
-            matches.append(
-                ClaimMatch(
-                    record=record,
-                    score=round(score, 4),
-                    dense=round(dense, 4),
-                    lexical=round(overlap, 4),
-                    strength=strength,
-                    possibly_outdated=possibly_outdated(age, record.claim_text, self.cfg),
-                    age_days=age,
-                    query=posted,
-                    demoted=demoted,
-                )
-            )
-        matches.sort(key=lambda m: (-m.score, m.record.review_url))
-        return matches[: limit or self.cfg.max_matches]
+            if score >= floor:
+                scored.append(Scored(rowid, record, score, dense, overlap, cross, pair))
+        # Ranked first, so that the publisher table and the polarity rules read only the
+        # matches returned (a query has some 100 candidates).
+        scored.sort(key=lambda c: (-round(c.score, 4), c.record.review_url))
+        wanted = [c for c in scored if not self._facts.excluded(c.rowid, c.record)]
+        return [
+            self._as_match(c, text, posted, when, lang)
+            for c in wanted[: limit or self.cfg.max_matches]
+        ]
+
+    def _as_match(
+        self, c: Scored, text: str, posted: str, when: datetime, lang: str | None
+    ) -> ClaimMatch:
+        record = c.record
+        age = (when - _utc(record.date)).days if record.date is not None else None
+        checked = [(text, record.claim_text, ALL_KINDS)] if c.pair is None else c.pair.checked()
+        strength, demoted = self._strength(checked, record, c.score, cross=c.cross, lang=lang)
+        return ClaimMatch(
+            record=record,
+            score=round(c.score, 4),
+            dense=round(c.dense, 4),
+            lexical=round(c.overlap, 4),
+            strength=strength,
+            possibly_outdated=possibly_outdated(age, record.claim_text, self.cfg),
+            age_days=age,
+            query=posted,
+            demoted=demoted,
+        )
 
     def _segment_pool(
         self,
@@ -501,14 +510,14 @@ class ClaimIndex(StoredIndex):
         self,
         text: str,
         records: dict[int, ClaimRecord],
-        facts: dict[int, RowFacts],
+        languages: dict[int, str | None],
         lang: str | None,
     ) -> dict[int, float]:
         """The multilingual model's cosine of `text` with each candidate (with weight 0, only
         with those in another language); empty when none is wanted or its package is missing
         (the MiniLM cosine then stands in for it)."""
         if self.cfg.multilingual_weight <= 0:
-            records = {i: r for i, r in records.items() if _cross_language(lang, facts[i])}
+            records = {i: r for i, r in records.items() if _cross_language(lang, languages[i])}
         encoder = get_multilingual() if records else None
         if encoder is None:
             return {}

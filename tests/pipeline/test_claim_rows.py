@@ -23,25 +23,26 @@ def test_claim_terms_are_the_lexical_terms() -> None:
 def test_row_facts_rate_the_publisher_and_guess_the_claims_language_once() -> None:
     cache = RowFactsCache(PUBLISHERS)
     german = claim("Heißes Zitronenwasser heilt Krebs, sagen die Ärzte in Berlin", language="en")
-    assert cache.of(1, german).language == "de"
-    assert cache.of(2, claim("Lemon water cures cancer", language="es")).language == "es"
-    assert not cache.of(3, claim("x y z w", url="https://snopes.com/b")).excluded
-    assert cache.of(4, claim("x y z w", url="https://junk.example/b")).excluded
-    assert cache.of(5, claim("x y z w", publisher_site="junk.example")).excluded
-    assert len(cache) == 5
+    assert cache.language(1, german) == "de"
+    assert cache.language(2, claim("Lemon water cures cancer", language="es")) == "es"
+    assert not cache.excluded(3, claim("x y z w", url="https://snopes.com/b"))
+    assert cache.excluded(4, claim("x y z w", url="https://junk.example/b"))
+    assert cache.excluded(5, claim("x y z w", publisher_site="junk.example"))
+    assert len(cache) == 3
 
 
 def test_a_row_id_given_to_another_record_gets_that_records_facts() -> None:
     cache = RowFactsCache(PUBLISHERS)
-    assert not cache.of(7, claim("Lemon water cures cancer")).excluded
-    moved = claim("Lemon water cures cancer", publisher_site="junk.example")
-    assert cache.of(7, moved).excluded
+    assert not cache.excluded(7, claim("Lemon water cures cancer"))
+    assert cache.excluded(7, claim("Lemon water cures cancer", publisher_site="junk.example"))
+    assert cache.language(8, claim("Lemon water cures cancer", language="es")) == "es"
+    assert cache.language(8, claim("Lemon water cures cancer", language="fr")) == "fr"
 
 
 def test_the_facts_memo_starts_over_when_full() -> None:
     cache = RowFactsCache(PUBLISHERS, max_rows=2)
     for rowid in range(5):
-        cache.of(rowid, claim(f"claim number {rowid}"))
+        cache.excluded(rowid, claim(f"claim number {rowid}"))
     assert len(cache) <= 2
 
 
