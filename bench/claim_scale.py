@@ -3,17 +3,24 @@ fact-checks (`python -m bench claim_scale`; issue 29 asks >= 100 imports/s, p95 
 14k and <= 300 ms at 200k).
 
 The 14,231 Snopes fact-checks of CheckThat! 2022 Task 2A (`bench.claim_checkthat.data_dir`) are
-imported through the ClaimReview importer and `ClaimIndex.add` with the bundled MiniLM: that
-is the import rate. The collection is then grown to 200,000 synthetically: copies of the real
+read through the ClaimReview importer and stored by `ClaimIndex.add` with the bundled MiniLM,
+256 at a time as `factnote claims import` does: that is the import rate (and its CPU time a
+claim). The collection is then grown to 200,000 synthetically: copies of the real
 claims under other review URLs, each stored with its original's MiniLM vector plus a little
 noise (`_Replay`), so that 186,000 more records cost no model time and the index still has
 near-duplicates to rank. Latency is `ClaimIndex.match` on the dev tweets after one warm-up
 query (models loaded, the claim matrix and BM25 index built), as the bot calls it; memory is
-the process's resident set after each stage (`/proc/self/status`).
+the process's resident set after each stage (`/proc/self/status`). Each query's CPU time
+(`time.process_time`) is reported beside its wall time: on a shared machine the wall time
+is mostly waiting for a core, and the load average is printed with the figures. Last, 1,000
+more claims are imported into the warm 200k index and the next match timed (the matrix takes
+the new rows, the BM25 index is rebuilt from kept terms). `*_target_met` is 1 where issue
+29's target is met: by wall time as measured, and by CPU time.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 import time
@@ -23,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from bench.claim_checkthat import data_dir, latency
+from bench.claim_checkthat import data_dir
 from evaluation.checkthat import read_collection, read_qrels, read_queries
 from pipeline.claims import ClaimIndex, ClaimRecord
 from pipeline.config import ClaimsConfig, RelevanceConfig
@@ -32,7 +39,11 @@ from pipeline.relevance import Embedder, get_embedder
 
 Log = Callable[[str], None]
 GROWN = 200_000
+AFTER_GROWTH = 1_000  # claims imported into the warm 200k index: the next match's reload
 LATENCY_QUERIES = 120
+IMPORT_BATCH = 256  # as `factnote claims import`
+IMPORT_TARGET = 100.0  # fact-checks a second (issue 29)
+P95_TARGET_MS = {"14k": 150.0, "200k": 300.0}
 
 
 def rss_mib() -> float:
@@ -80,33 +91,71 @@ def _copies(records: Sequence[ClaimRecord], count: int) -> list[ClaimRecord]:
     return out
 
 
+def latency(index: ClaimIndex, texts: Sequence[str]) -> dict[str, float]:
+    """Wall and CPU time of `match` per query, in ms: the wall time is what a caller waits
+    (and grows with the machine's load), the CPU time (`time.process_time`) what it costs."""
+    wall, cpu = [], []
+    for text in texts:
+        start, started = time.perf_counter(), time.process_time()
+        index.match(text, limit=5, min_score=0.0)
+        wall.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - started) * 1000)
+    return {
+        "match_p50_ms": round(float(np.percentile(wall, 50)), 1),
+        "match_p95_ms": round(float(np.percentile(wall, 95)), 1),
+        "match_cpu_p50_ms": round(float(np.percentile(cpu, 50)), 1),
+        "match_cpu_p95_ms": round(float(np.percentile(cpu, 95)), 1),
+    }
+
+
+def _verdicts(numbers: dict[str, float]) -> dict[str, float]:
+    """1 where a target is met, 0 where not: by wall time as measured, and by CPU time (what
+    the wall time would be on an idle machine, a query using one core)."""
+    out = {"import_target_met": float(numbers["import_per_s"] >= IMPORT_TARGET)}
+    for size, target in P95_TARGET_MS.items():
+        out[f"p95_{size}_target_met"] = float(numbers[f"match_p95_ms_{size}"] <= target)
+        out[f"cpu_p95_{size}_target_met"] = float(numbers[f"match_cpu_p95_ms_{size}"] <= target)
+    return out
+
+
+def _timed_import(index: ClaimIndex, folder: Path) -> tuple[list[ClaimRecord], dict[str, float]]:
+    """The collection read through the ClaimReview importer and stored, timed together."""
+    start, started = time.perf_counter(), time.process_time()
+    records = read_collection(folder / "vclaims.jsonl").records
+    for at in range(0, len(records), IMPORT_BATCH):
+        index.add(records[at : at + IMPORT_BATCH])
+    wall, cpu = time.perf_counter() - start, time.process_time() - started
+    return records, {
+        "import_per_s": round(len(records) / wall, 1),
+        "import_cpu_ms_per_claim": round(cpu * 1000 / len(records), 2),
+    }
+
+
 def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
     folder = data or data_dir()
-    records = read_collection(folder / "vclaims.jsonl").records
     queries = dict(read_queries(folder / "train_dev_queries.tsv"))
     dev = [queries[q] for q in read_qrels(folder / "dev_qrels.tsv")][:LATENCY_QUERIES]
     real = get_embedder(RelevanceConfig())
-    numbers: dict[str, float] = {"rss_start_mib": rss_mib()}
+    numbers: dict[str, float] = {"rss_start_mib": rss_mib(), "load_average": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
         with ClaimIndex(Path(tmp) / "claims.sqlite", real, cfg=ClaimsConfig()) as index:
-            start = time.perf_counter()
-            for at in range(0, len(records), 512):
-                index.add(records[at : at + 512])
-            numbers["import_per_s"] = round(len(records) / (time.perf_counter() - start), 1)
-            log(f"imported {len(records)} fact-checks at {numbers['import_per_s']}/s")
+            records, imported = _timed_import(index, folder)
+            numbers.update(imported)
+            log(f"imported {len(records)} fact-checks: {imported}")
             index.match("warm up", min_score=0.0)
             for key, value in latency(index, dev).items():
                 numbers[f"{key}_14k"] = value
             numbers["rss_14k_mib"] = rss_mib()
+            log(str(numbers))
             matrix = index._dense_matrix()  # the stored vectors, reused for the copies
             stored = index.records_by_id(matrix.ids.tolist())
             texts = [stored[int(i)].claim_text for i in matrix.ids]
             originals = {clean_text(t) or t: matrix.vectors[n] for n, t in enumerate(texts)}
         replay = _Replay(real, originals)
         with ClaimIndex(Path(tmp) / "claims.sqlite", replay, cfg=ClaimsConfig()) as index:  # type: ignore[arg-type]
-            extra = _copies(records, GROWN - len(records))
-            for at in range(0, len(extra), 4096):
-                index.add(extra[at : at + 4096])
+            extra = _copies(records, GROWN + AFTER_GROWTH - len(records))
+            for at in range(0, GROWN - len(records), 4096):
+                index.add(extra[at : min(at + 4096, GROWN - len(records))])
             numbers["claims_grown"] = len(index)
             start = time.perf_counter()
             index.match("warm up", min_score=0.0)
@@ -114,6 +163,13 @@ def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
             for key, value in latency(index, dev).items():
                 numbers[f"{key}_200k"] = value
             numbers["rss_200k_mib"] = rss_mib()
+            # An import into a warm index: the next match reloads what changed.
+            index.add(extra[GROWN - len(records) :])
+            start = time.perf_counter()
+            index.match("warm up", min_score=0.0)
+            numbers["first_match_after_import_s"] = round(time.perf_counter() - start, 2)
+    numbers["load_average_end"] = os.getloadavg()[0]
+    numbers.update(_verdicts(numbers))
     log(str(numbers))
     return numbers
 

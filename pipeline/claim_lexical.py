@@ -28,15 +28,19 @@ from pipeline.lexical import terms
 class ClaimBM25:
     """BM25 scores of a query against claim texts, in the order given."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(
+        self, texts: Sequence[str], *, corpus: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        """`corpus`: the texts' `terms` when already known (`pipeline.claim_rows.TermStore`),
+        in place of `texts`."""
         # bm25s (and scipy under it) cost a fifth of a second to import: only when used.
         import bm25s
 
         # bm25s sets its own logger to DEBUG at import, which floods every command's output.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
-        self.size = len(texts)
+        corpus = [terms(t) for t in texts] if corpus is None else [list(c) for c in corpus]
+        self.size = len(corpus)
         self._index: Any = None
-        corpus = [terms(t) for t in texts]
         if any(corpus):
             self._index = bm25s.BM25()
             self._index.index(corpus, show_progress=False)

@@ -146,6 +146,8 @@ class SegmentScorer:
             parts = claim_parts(claim)
             if post_parts or parts:
                 texts += [claim, *parts]
+        if len(texts) == 1:
+            return  # one sentence each side: `best_pair` reads no vector, so none is computed
         self.minilm(texts)
         if self.multilingual is not None:
             self.multilingual(texts)

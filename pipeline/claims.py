@@ -31,14 +31,15 @@ flagged `possibly_outdated`. Measured in bench/claim_checkthat.py and bench/clai
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy import Connection, Engine, Row, delete, func, insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.claim_age import possibly_outdated
@@ -48,6 +49,7 @@ from pipeline.claim_records import ClaimMatch as ClaimMatch
 from pipeline.claim_records import ClaimRecord as ClaimRecord
 from pipeline.claim_records import ClaimSource as ClaimSource
 from pipeline.claim_records import MatchStrength as MatchStrength
+from pipeline.claim_rows import RowFactsCache, Scored, TermStore
 from pipeline.claim_segments import ClaimSegmentCache, SegmentScorer, word_overlap
 from pipeline.config import ClaimsConfig
 from pipeline.credibility import PublisherTable
@@ -59,7 +61,7 @@ from pipeline.index_tables import (
     claims,
 )
 from pipeline.lexical import clean_text, terms
-from pipeline.multilingual import Neighbours, base_language, get_multilingual, reliable_language
+from pipeline.multilingual import Neighbours, base_language, get_multilingual
 from pipeline.platform_text import strip_boilerplate
 from pipeline.polarity import ALL_KINDS, MismatchKind, compare
 from pipeline.ratings import Rating, rating_for_verdict
@@ -67,7 +69,6 @@ from pipeline.records import (
     Evidence,
     EvidenceSource,
     Stance,
-    Tier,
     Verdict,
     utcnow,
 )
@@ -95,13 +96,12 @@ def fused_score(
     )
 
 
-def _cross_language(lang: str | None, record: ClaimRecord) -> bool:
+def _cross_language(lang: str | None, claim_lang: str | None) -> bool:
     """Whether a post in `lang` meets a claim worded in another language. The claim's words
     decide, not the review's `languageCode`: a Spanish review often quotes the claim in
     English, and then MiniLM compares like with like. A guess too unsure to trust (short
     text, low probability) falls back to the record's language: an unknown language is not
-    a different one."""
-    claim_lang = reliable_language(record.claim_text) or record.language
+    a different one (`pipeline.claim_rows`)."""
     return base_language(lang) != base_language(claim_lang)
 
 
@@ -119,7 +119,7 @@ def _utc(value: datetime) -> datetime:
 
 @dataclass
 class _Matrix:
-    version: tuple[int, int]
+    version: tuple[int, int, str]  # writes here, the last row's id and key
     ids: npt.NDArray[np.int64]
     vectors: npt.NDArray[np.float32]
     position: dict[int, int] = field(default_factory=dict)  # row id -> row of `vectors`
@@ -150,6 +150,8 @@ class ClaimIndex(StoredIndex):
         self._matrix: _Matrix | None = None
         self._neighbours: Neighbours | None = None  # multilingual, built on first use
         self._segments = ClaimSegmentCache()
+        self._facts = RowFactsCache(self._publishers)
+        self._terms = TermStore()
         self._writes = 0
         self._open(target, embedder.dim)
 
@@ -176,7 +178,8 @@ class ClaimIndex(StoredIndex):
                 check_embedding_dim(
                     connection, "claims", self._embedder.dim, "claim index", record=True
                 )
-                # A replaced record gets a new id, so a cached matrix never holds a stale row.
+                # A replaced record is stored anew: under a new id, or in SQLite under the last
+                # row's freed id (`_dense_matrix` reads that row's key, so no stale row is kept).
                 connection.execute(delete(claims).where(claims.c.key.in_([r.key for r in changed])))
                 connection.execute(
                     insert(claims),
@@ -232,15 +235,24 @@ class ClaimIndex(StoredIndex):
 
     def _dense_matrix(self) -> _Matrix:
         with self._lock, self._engine.connect() as connection:
-            # max(id) grows on every insert or replacement (a replaced record gets a new id),
-            # also by another process, and reads from the primary key alone.
-            top = connection.execute(select(func.coalesce(func.max(claims.c.id), 0))).scalar_one()
-            version = (self._writes, int(top))
-            if self._matrix is not None and self._matrix.version == version:
-                return self._matrix
-            rows = connection.execute(
-                select(claims.c.id, claims.c.embedding).order_by(claims.c.id)
-            ).all()
+            # max(id) grows on every insert or replacement, also by another process, and reads
+            # from the primary key alone; SQLite gives the id of a deleted last row to the next
+            # insert, so the last row's key is read too.
+            last = connection.execute(
+                select(claims.c.id, claims.c.key).order_by(claims.c.id.desc()).limit(1)
+            ).first()
+            version = (self._writes, int(last[0]) if last else 0, last[1] if last else "")
+            old = self._matrix
+            if old is not None and old.version == version:
+                return old
+            appended = self._appended(connection, old) if old is not None else None
+            rows = (
+                appended
+                if appended is not None
+                else connection.execute(
+                    select(claims.c.id, claims.c.embedding).order_by(claims.c.id)
+                ).all()
+            )
         dim = self._embedder.dim
         vectors = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
@@ -248,10 +260,32 @@ class ClaimIndex(StoredIndex):
             else np.zeros((0, dim), dtype=np.float32)
         )
         ids = np.array([r[0] for r in rows], dtype=np.int64)
+        if appended is not None and old is not None:  # an import added rows, deleted none
+            ids, vectors = np.concatenate([old.ids, ids]), np.concatenate([old.vectors, vectors])
         matrix = _Matrix(version, ids, vectors, {int(i): n for n, i in enumerate(ids)})
         with self._lock:
             self._matrix = matrix
         return matrix
+
+    def _appended(self, connection: Connection, old: _Matrix) -> Sequence[Row[Any, Any]] | None:
+        """The rows stored after those `old` holds, when none of those was deleted or
+        replaced since (their last row is still there with its key, and the count adds up):
+        a 200,000-claim matrix then takes its new rows instead of a reload of seconds."""
+        if (
+            not len(old.ids)
+            or old.version[2]
+            != connection.execute(
+                select(claims.c.key).where(claims.c.id == int(old.ids[-1]))
+            ).scalar_one_or_none()
+        ):
+            return None
+        count = connection.execute(select(func.count()).select_from(claims)).scalar_one()
+        rows = connection.execute(
+            select(claims.c.id, claims.c.embedding)
+            .where(claims.c.id > int(old.ids[-1]))
+            .order_by(claims.c.id)
+        ).all()
+        return rows if len(old.ids) + len(rows) == count else None
 
     def _lexical(self, matrix: _Matrix) -> ClaimBM25:
         """The BM25 index of the claims `matrix` holds, in its row order."""
@@ -259,7 +293,8 @@ class ClaimIndex(StoredIndex):
             if matrix.lexical is None:
                 with self._engine.connect() as connection:
                     texts = dict(connection.execute(select(claims.c.id, claims.c.claim_text)).all())
-                matrix.lexical = ClaimBM25([texts.get(int(i), "") for i in matrix.ids])
+                rows = [(int(i), texts.get(int(i), "")) for i in matrix.ids]
+                matrix.lexical = ClaimBM25([], corpus=self._terms.corpus(rows))
             return matrix.lexical
 
     def _candidates(
@@ -329,17 +364,16 @@ class ClaimIndex(StoredIndex):
             raise ClaimIndexError(f"cannot read the claim index in {self._where}: {exc}") from exc
         query_terms = terms(text)
         records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
-        multilingual = self._multilingual(text, records, lang)
+        languages = {i: self._facts.language(i, record) for i, record in records.items()}
+        multilingual = self._multilingual(text, records, languages, lang)
         segmented, scorer = self._segment_pool(text, records, cosines, bm25)
-        matches: list[ClaimMatch] = []
+        scored: list[Scored] = []
         for rowid, record in records.items():
             if record.date is not None and _utc(record.date) > when:
                 continue
-            if self._excluded(record):
-                continue
             dense = max(0.0, min(1.0, cosines[rowid]))
-            overlap = word_overlap(query_terms, terms(record.claim_text))
-            cross = _cross_language(lang, record) and rowid in multilingual
+            overlap = word_overlap(query_terms, self._terms.get(rowid, record.claim_text))
+            cross = _cross_language(lang, languages[rowid]) and rowid in multilingual
             score = (
                 multilingual[rowid]
                 if cross
@@ -351,26 +385,35 @@ class ClaimIndex(StoredIndex):
             pair = scorer.best_pair(text, record.claim_text) if paired and scorer else None
             pair = pair if pair is not None and pair.score > score else None
             score = pair.score if pair is not None else score
-            if score < floor:
-                continue
-            age = (when - _utc(record.date)).days if record.date is not None else None
-            checked = [(text, record.claim_text, ALL_KINDS)] if pair is None else pair.checked()
-            strength, demoted = self._strength(checked, record, score, cross=cross, lang=lang)
-            matches.append(
-                ClaimMatch(
-                    record=record,
-                    score=round(score, 4),
-                    dense=round(dense, 4),
-                    lexical=round(overlap, 4),
-                    strength=strength,
-                    possibly_outdated=possibly_outdated(age, record.claim_text, self.cfg),
-                    age_days=age,
-                    query=posted,
-                    demoted=demoted,
-                )
-            )
-        matches.sort(key=lambda m: (-m.score, m.record.review_url))
-        return matches[: limit or self.cfg.max_matches]
+            if score >= floor:
+                scored.append(Scored(rowid, record, score, dense, overlap, cross, pair))
+        # Ranked first, so that the publisher table and the polarity rules read only the
+        # matches returned (a query has some 100 candidates).
+        scored.sort(key=lambda c: (-round(c.score, 4), c.record.review_url))
+        wanted = [c for c in scored if not self._facts.excluded(c.rowid, c.record)]
+        return [
+            self._as_match(c, text, posted, when, lang)
+            for c in wanted[: limit or self.cfg.max_matches]
+        ]
+
+    def _as_match(
+        self, c: Scored, text: str, posted: str, when: datetime, lang: str | None
+    ) -> ClaimMatch:
+        record = c.record
+        age = (when - _utc(record.date)).days if record.date is not None else None
+        checked = [(text, record.claim_text, ALL_KINDS)] if c.pair is None else c.pair.checked()
+        strength, demoted = self._strength(checked, record, c.score, cross=c.cross, lang=lang)
+        return ClaimMatch(
+            record=record,
+            score=round(c.score, 4),
+            dense=round(c.dense, 4),
+            lexical=round(c.overlap, 4),
+            strength=strength,
+            possibly_outdated=possibly_outdated(age, record.claim_text, self.cfg),
+            age_days=age,
+            query=posted,
+            demoted=demoted,
+        )
 
     def _segment_pool(
         self,
@@ -393,7 +436,8 @@ class ClaimIndex(StoredIndex):
             return None
         matrix = self._dense_matrix()
         stored = {r.claim_text: matrix.vectors[matrix.position[i]] for i, r in records.items()}
-        multilingual = get_multilingual()
+        # Loading the multilingual model costs seconds and 150 MB; at weight 0 nothing reads it.
+        multilingual = get_multilingual() if self.cfg.multilingual_weight > 0 else None
         return self._segments.scorer(text, stored, self._embedder.encode, multilingual, self.cfg)
 
     def _add_multilingual_candidates(
@@ -463,25 +507,23 @@ class ClaimIndex(StoredIndex):
         return (MatchStrength.WEAK if demoted else strength), demoted
 
     def _multilingual(
-        self, text: str, records: dict[int, ClaimRecord], lang: str | None
+        self,
+        text: str,
+        records: dict[int, ClaimRecord],
+        languages: dict[int, str | None],
+        lang: str | None,
     ) -> dict[int, float]:
         """The multilingual model's cosine of `text` with each candidate (with weight 0, only
         with those in another language); empty when none is wanted or its package is missing
         (the MiniLM cosine then stands in for it)."""
         if self.cfg.multilingual_weight <= 0:
-            records = {i: r for i, r in records.items() if _cross_language(lang, r)}
+            records = {i: r for i, r in records.items() if _cross_language(lang, languages[i])}
         encoder = get_multilingual() if records else None
         if encoder is None:
             return {}
         texts = [clean_text(r.claim_text) or r.claim_text for r in records.values()]
         cosines = encoder.cosines(clean_text(text) or text, texts)
         return dict(zip(records, cosines, strict=True))
-
-    def _excluded(self, record: ClaimRecord) -> bool:
-        for url in (record.review_url, record.publisher_site):
-            if url and self._publishers.lookup(url).tier is Tier.EXCLUDED:
-                return True
-        return False
 
 
 # --- matches as evidence and as a templated reply -------------------------------------------

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pipeline.check import Checker
@@ -112,6 +113,40 @@ def test_ratings_from_an_excluded_publisher_are_ignored(index: ClaimIndex) -> No
     index.add([record(url="https://junk.example/lemon", publisher_name="Junk")])
     found = index.match(PARAPHRASE, as_of=NOW, min_score=0.0)
     assert [m.record.review_url for m in found] == [LEMON_URL]
+
+
+def test_a_claim_stored_after_a_match_is_found_by_the_next_one(index: ClaimIndex) -> None:
+    assert index.match(UNRELATED, as_of=NOW) == []  # the claim matrix and BM25 are built
+    index.add([record(text=UNRELATED, url="https://snopes.com/libraries")])
+    [found] = index.match(UNRELATED, as_of=NOW)
+    assert found.record.review_url == "https://snopes.com/libraries"
+
+
+def test_claims_added_to_a_warm_index_extend_its_matrix_as_a_reload_would(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "claims.sqlite"
+    ix = open_index(path)
+    ix.add([record(), record(text=RELATED, url="https://snopes.com/related")])
+    assert ix.match(LEMON, as_of=NOW)
+    ix.add([record(text=UNRELATED, url="https://snopes.com/libraries")])  # appended
+    assert [m.record.review_url for m in ix.match(UNRELATED, as_of=NOW)] == [
+        "https://snopes.com/libraries"
+    ]
+    ix.add([record(url="https://snopes.com/related", text=RELATED, rating=Rating.TRUE)])
+    warm = ix._dense_matrix()  # a row replaced: reloaded
+    with open_index(path) as fresh:
+        cold = fresh._dense_matrix()
+        assert warm.ids.tolist() == cold.ids.tolist()
+        assert np.array_equal(warm.vectors, cold.vectors)
+    ix.close()
+
+
+def test_a_replaced_record_is_read_anew_even_under_its_old_row_id(index: ClaimIndex) -> None:
+    # SQLite gives the replacement of the table's last row that row's id again.
+    assert index.match(PARAPHRASE, as_of=NOW)
+    index.add([record(publisher_site="junk.example")])
+    assert index.match(PARAPHRASE, as_of=NOW, min_score=0.0) == []
 
 
 def test_an_old_or_undated_review_is_flagged_possibly_outdated(tmp_path: Path) -> None:

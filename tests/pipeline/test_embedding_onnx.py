@@ -233,3 +233,14 @@ def test_a_failed_export_leaves_no_file_behind_and_says_what_failed(tmp_path: Pa
         part.write_bytes(b"whole")
     assert target.read_bytes() == b"whole"
     assert list(tmp_path.iterdir()) == [target]
+
+
+def test_a_long_list_encoded_on_several_threads_gives_the_same_vectors_to_the_bit(
+    onnx_embedder: Embedder,
+) -> None:
+    texts = [f"{text} ({n})" for n in range(6) for text in TEXTS]
+    model = onnx_embedder._model
+    assert isinstance(model, OnnxSentenceEncoder)
+    alone = model.encode(texts, batch_size=2, workers=1)
+    side_by_side = model.encode(texts, batch_size=2, workers=3)
+    assert np.array_equal(alone, side_by_side)
