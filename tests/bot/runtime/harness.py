@@ -23,6 +23,7 @@ from storage.models import Request
 from testing.builders import CLAIM as CLAIM  # re-exported for the runtime tests
 from testing.builders import inbox_summons as summons
 from testing.builders import write_inbox
+from testing.databases import migrated_sqlite
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index
 from tests.bot.quiet_platform import QuietPlatform
@@ -62,7 +63,7 @@ class Env:
         self.inbox.mkdir()
         self.outbox = tmp / "outbox.jsonl"
         self.index = tmp / "index.sqlite"  # a side-file path only; the index is in the db
-        build_index(f"sqlite:///{tmp / 'factnote.db'}")
+        build_index(migrated_sqlite(tmp / "factnote.db"))
 
     def add(self, *items: dict[str, Any]) -> None:
         write_inbox(self.inbox, items)

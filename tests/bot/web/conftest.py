@@ -16,6 +16,7 @@ from bot import users
 from bot.config import load_settings
 from bot.web.app import create_app
 from storage.db import Database
+from testing.databases import migrated_sqlite
 from testing.waits import wait_until
 from tests.bot.web.app_env import (
     ADMIN,
@@ -44,7 +45,7 @@ def cheap_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def app_env(tmp_path: Path, cheap_hashes: None) -> Iterator[AppEnv]:
-    db = Database(f"sqlite:///{tmp_path / 'factnote.db'}")
+    db = Database(migrated_sqlite(tmp_path / "factnote.db"))
     world = seed(db)
     users.add_user(db, ADMIN, PASSWORD, "admin")
     users.add_user(db, MODERATOR, PASSWORD, "moderator")
