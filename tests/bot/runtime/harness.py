@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from adapters.base import FetchResult, ReplyReceipt, Summons
 from adapters.local import LocalAdapter
-from bot.config import Settings, load_settings
+from bot.config import Settings
 from bot.runtime import open_runtime
 from bot.service import Bot, build_adapters
 from pipeline.records import utcnow
@@ -26,6 +26,7 @@ from testing.builders import write_inbox
 from testing.databases import migrated_sqlite
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index
+from testing.settings import local_settings
 from tests.bot.quiet_platform import QuietPlatform
 
 
@@ -69,13 +70,7 @@ class Env:
         write_inbox(self.inbox, items)
 
     def settings(self, mode: str = "dry-run", **runtime: Any) -> Settings:
-        settings = load_settings(
-            database_url=f"sqlite:///{self.tmp / 'factnote.db'}",
-            index_path=str(self.index),
-            mode=mode,
-        )
-        settings.local.inbox = str(self.inbox)
-        settings.local.outbox = str(self.outbox)
+        settings = local_settings(self.tmp, mode=mode)
         settings.credibility.overrides = dict(TIERS)
         settings.llm = self.fake.config()
         settings.runtime.retry_backoff_s = 0
