@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from storage.db import Database
+from testing.databases import migrated_sqlite
 from testing.fakes.http_server import LocalHTTPServer
 from testing.fakes.openai_server import FakeLLM
 from tests.pages import FIXTURE_PAGES
@@ -104,7 +105,7 @@ def http_server() -> Iterator[LocalHTTPServer]:
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(f"sqlite:///{tmp_path / 'factnote.db'}")
+    database = Database(migrated_sqlite(tmp_path / "factnote.db"))
     yield database
     database.dispose()
 

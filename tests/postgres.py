@@ -109,3 +109,13 @@ def pg_db(postgres_url: str) -> Iterator[Database]:
     database = Database(postgres_url)
     yield database
     database.dispose()
+
+
+def terminate_backend(url: str, pid: int) -> None:
+    """End the server process behind connection `pid`, as a server restart would."""
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar()
+    finally:
+        admin.dispose()

@@ -39,7 +39,6 @@ from pipeline.guard import check_text, notes_length
 from pipeline.records import (
     Decision,
     DecisionStatus,
-    Evidence,
     Platform,
     Stance,
     Tier,
@@ -50,6 +49,7 @@ from pipeline.records import (
 from pipeline.video.records import VideoFinding, VideoReport
 from storage.db import Database
 from storage.models import DecisionRow, Request, XNote
+from testing import builders
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
@@ -61,10 +61,6 @@ NOTE = f"Lemon water does not kill flu viruses in the throat. {URL}"
 CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
 
 
-def evidence(url: str = URL, tier: Tier = Tier.HIGH, stance: Stance = Stance.REFUTES) -> Evidence:
-    return Evidence(url=url, tier=tier, stance=stance, confidence=0.9, quote="q")
-
-
 def decision(verdict: Verdict = Verdict.REFUTED, **kw: Any) -> Decision:
     base: dict[str, Any] = {
         "status": DecisionStatus.REPLY,
@@ -72,7 +68,7 @@ def decision(verdict: Verdict = Verdict.REFUTED, **kw: Any) -> Decision:
         "platform": Platform.NOTES,
         "reply": NOTE,
         "urls": [URL],
-        "evidence": [evidence()],
+        "evidence": [builders.evidence(URL)],
         "as_of": utcnow(),
     }
     return Decision(**{**base, **kw})
@@ -107,7 +103,9 @@ def test_the_tag_table_gives_at_most_two_tags_and_none_to_non_misleading_verdict
 
 
 def test_signals_are_read_from_the_decisions_records() -> None:
-    both = decision(evidence=[evidence(), evidence(stance=Stance.SUPPORTS)])
+    both = decision(
+        evidence=[builders.evidence(URL), builders.evidence(URL, stance=Stance.SUPPORTS)]
+    )
     assert signals(both) == {"contested"}
     old = decision(reasons=["the photo is old footage from 2019 shown as new"])
     assert signals(old) == {"outdated"}
@@ -115,8 +113,8 @@ def test_signals_are_read_from_the_decisions_records() -> None:
 
 def test_trustworthy_sources_only_when_a_high_tier_source_is_cited() -> None:
     assert trustworthy(decision())
-    assert not trustworthy(decision(evidence=[evidence(tier=Tier.MEDIUM)]))
-    uncited = decision(evidence=[evidence(url="https://other.example/x")])
+    assert not trustworthy(decision(evidence=[builders.evidence(URL, tier=Tier.MEDIUM)]))
+    uncited = decision(evidence=[builders.evidence("https://other.example/x")])
     assert not trustworthy(uncited)
 
 

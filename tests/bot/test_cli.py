@@ -43,6 +43,7 @@ def test_unknown_command_is_refused_by_name() -> None:
     assert "nosuch" in result.output
 
 
+@pytest.mark.process  # a child interpreter: left out of `make test-fast`
 def test_help_guard_and_status_import_neither_the_runtime_nor_the_platform_sdks(
     tmp_path: Path,
 ) -> None:
@@ -279,6 +280,7 @@ def test_a_bug_is_not_dressed_up_as_a_user_mistake() -> None:
     assert user_error(KeyError("x")) is None
 
 
+@pytest.mark.process  # a child interpreter: left out of `make test-fast`
 def test_the_interpreters_last_collection_is_spared_once_factnote_ends(tmp_path: Path) -> None:
     # A handler registered before main() runs after main()'s own at exit: it sees the objects
     # frozen, and the command's output is there all the same.

@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, text
 from adapters.local import LocalAdapter
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.scenarios import TIERS, build_index
-from tests.bot.test_processes import FACTNOTE, TERMINAL, env_for, make_inbox, script
+from tests.bot.child_processes import FACTNOTE, TERMINAL, env_for, make_inbox, script
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 SUMMONS = int(os.environ.get("FACTNOTE_CRASH_SUMMONS", "200"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -246,8 +245,12 @@ def test_concurrent_workers_on_postgresql_claim_each_request_exactly_once(
     ids = set(_queued(pg_db, 40))
     claimed: list[int] = []
     lock = threading.Lock()
+    # Every worker holds a claimed request before any takes a second, so the spread over
+    # workers is certain rather than left to the scheduler.
+    first_claims = threading.Barrier(6, timeout=60)
 
     def work(name: str) -> None:
+        first = True
         while True:
             with pg_db.transaction() as session:
                 got = lifecycle.claim(session, name, 60.0)
@@ -255,7 +258,9 @@ def test_concurrent_workers_on_postgresql_claim_each_request_exactly_once(
                 return
             with lock:
                 claimed.append(got)
-            time.sleep(0.01)  # the work itself, so that every worker gets some
+            if first:
+                first = False
+                first_claims.wait()
 
     threads = [threading.Thread(target=work, args=(f"w{i}",)) for i in range(6)]
     for thread in threads:
@@ -265,7 +270,7 @@ def test_concurrent_workers_on_postgresql_claim_each_request_exactly_once(
     assert sorted(claimed) == sorted(ids)  # every request once, none twice
     with pg_db.session() as session:
         owners = session.scalars(select(Request.lease_owner)).all()
-    assert len(set(owners)) > 1  # the work really was spread over workers
+    assert len(set(owners)) == 6  # the work really was spread over workers
 
 
 def _exited_pid() -> int:

@@ -23,7 +23,7 @@ from pipeline.memory import MemoryIndex
 from storage.db import Database
 from storage.models import DecisionRow, ReviewAction
 from testing.fakes.openai_server import FakeLLM
-from tests.bot.test_memory_store import _distiller, _request_with_actions
+from tests.bot.memory_seed import distiller, request_with_actions
 
 
 def _settings(db: Database, *, interval: float = 1800.0, judge_per_run: int = 0) -> Settings:
@@ -71,8 +71,8 @@ def test_no_job_when_disabled_frozen_or_not_this_databases_memory(
 def test_a_run_learns_from_a_moderator_edit_made_since_the_last_run_and_only_once(
     db: Database, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.script("memory_distill", _distiller)
-    decision_id = _request_with_actions(db)
+    fake_llm.script("memory_distill", distiller)
+    decision_id = request_with_actions(db)
     memory = StoredMemory(db, MemoryConfig())
     job = ScheduledLearning(_settings(db), memory, LLMClient(fake_llm.config()))
     first = job.run()
@@ -92,8 +92,8 @@ def test_a_run_learns_from_a_moderator_edit_made_since_the_last_run_and_only_onc
 def test_a_run_judges_new_decisions_and_learns_from_each_once(
     db: Database, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.script("memory_distill", _distiller)
-    _request_with_actions(db)  # its reply cites no URL: the judge's rule gate fails it
+    fake_llm.script("memory_distill", distiller)
+    request_with_actions(db)  # its reply cites no URL: the judge's rule gate fails it
     memory = StoredMemory(db, MemoryConfig())
     job = ScheduledLearning(_settings(db, judge_per_run=5), memory, LLMClient(fake_llm.config()))
     first = job.run()
@@ -107,8 +107,8 @@ def test_a_run_judges_new_decisions_and_learns_from_each_once(
 def test_a_stored_judgment_left_undistilled_is_distilled_by_the_next_run(
     db: Database, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.script("memory_distill", _distiller)
-    decision_id = _request_with_actions(db)
+    fake_llm.script("memory_distill", distiller)
+    decision_id = request_with_actions(db)
     judgment = Judgment(kind="reply", mode="excellent", helpful=True, reasons=["clear"])
     save_judgment(db, decision_id, judgment)  # as when its distillation call failed
     memory = StoredMemory(db, MemoryConfig())
@@ -122,7 +122,7 @@ def test_a_stored_judgment_left_undistilled_is_distilled_by_the_next_run(
 
 
 def test_without_an_llm_endpoint_a_run_does_nothing(db: Database) -> None:
-    _request_with_actions(db, ("reject", {"reason": "other"}))
+    request_with_actions(db, ("reject", {"reason": "other"}))
     memory = StoredMemory(db, MemoryConfig())
     assert ScheduledLearning(_settings(db), memory).run() is None
     assert memory.index.items == []

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from bot.memory_learn import judge_decisions, learn_from_judgment, learn_from_reviews
 from bot.memory_store import StoredMemory, judgments_of, save_judgment
@@ -13,60 +12,21 @@ from pipeline.judge import Judge, Judgment, Lesson
 from pipeline.llm import CallLedger, LLMClient
 from pipeline.memory import MemoryItem, Phase
 from pipeline.records import (
-    ClaimAnalysis,
-    Decision,
-    DecisionStatus,
     MemoryUse,
-    Platform,
-    Trace,
-    Verdict,
 )
 from storage.db import Database
-from storage.models import ReviewAction
-from storage.repositories import add_decision, create_cli_request
-from testing.fakes.openai_server import FakeLLM, Reply
-from testing.scenarios import POST
-
-
-def _decision(memory: list[MemoryUse] | None = None) -> Decision:
-    analysis = ClaimAnalysis(checkable=True, claims=["Lemon water kills flu"])
-    return Decision(
-        status=DecisionStatus.REPLY,
-        verdict=Verdict.REFUTED,
-        platform=Platform.X,
-        reply="Experts say no.",
-        as_of=POST.created_at,
-        trace=Trace(analysis=analysis, memory=memory or []),
-    )
-
-
-def _request_with_actions(db: Database, *actions: tuple[str, dict[str, Any]]) -> int:
-    with db.transaction() as session:
-        request = create_cli_request(session, POST)
-        row = add_decision(session, request, _decision())
-        for action, detail in actions:
-            session.add(
-                ReviewAction(request_id=request.id, actor="mod", action=action, detail=detail)
-            )
-        return row.id
-
-
-def _distiller(body: dict[str, Any]) -> Reply:
-    user = body["messages"][-1]["content"]
-    phase = "search" if "rejected" in user else "writing"
-    return Reply.json(
-        {"items": [{"phase": phase, "trigger": f"{phase} lemon flu", "strategy": user[-300:]}]}
-    )
+from testing.fakes.openai_server import FakeLLM
+from tests.bot.memory_seed import distiller, lemon_decision, request_with_actions
 
 
 def test_moderator_edits_and_rejections_are_distilled_once(db: Database, fake_llm: FakeLLM) -> None:
-    _request_with_actions(
+    request_with_actions(
         db,
         ("edit", {"before": "Experts say no.", "after": "The health agency says no."}),
         ("reject", {"reason": "weak or irrelevant evidence", "note": "a blog"}),
         ("escalate", {"note": "not learned from"}),
     )
-    fake_llm.script("memory_distill", _distiller)
+    fake_llm.script("memory_distill", distiller)
     memory = StoredMemory(db, MemoryConfig())
     llm = LLMClient(fake_llm.config())
     report = learn_from_reviews(db, memory, llm, CallLedger())
@@ -81,7 +41,7 @@ def test_moderator_edits_and_rejections_are_distilled_once(db: Database, fake_ll
 
 
 def test_frozen_memory_learns_nothing(db: Database, fake_llm: FakeLLM) -> None:
-    _request_with_actions(db, ("reject", {"reason": "other"}))
+    request_with_actions(db, ("reject", {"reason": "other"}))
     memory = StoredMemory(db, MemoryConfig(mode="frozen"))
     report = learn_from_reviews(db, memory, LLMClient(fake_llm.config()), CallLedger())
     assert report.episodes == 0 and fake_llm.requests == []
@@ -90,13 +50,13 @@ def test_frozen_memory_learns_nothing(db: Database, fake_llm: FakeLLM) -> None:
 def test_a_judged_decision_credits_the_items_it_used_and_is_distilled(
     db: Database, fake_llm: FakeLLM
 ) -> None:
-    decision_id = _request_with_actions(db)
+    decision_id = request_with_actions(db)
     memory = StoredMemory(db, MemoryConfig(penalty=0.5))
     used = MemoryItem(
         phase=Phase.WRITING, trigger="lemon", strategy="s", kind="reuse", status="approved"
     )
     memory.learn([used], "seed")
-    fake_llm.script("memory_distill", _distiller)
+    fake_llm.script("memory_distill", distiller)
     judgment = Judgment(
         kind="reply",
         mode="unsatisfactory",
@@ -105,7 +65,7 @@ def test_a_judged_decision_credits_the_items_it_used_and_is_distilled(
         reasons=["overstates the quote"],
         lessons=[Lesson(phase="writing", lesson="quote the hedge")],
     )
-    decision = _decision([MemoryUse(id=used.id, phase="writing", trigger="lemon", score=1.0)])
+    decision = lemon_decision([MemoryUse(id=used.id, phase="writing", trigger="lemon", score=1.0)])
     learn_from_judgment(
         memory,
         LLMClient(fake_llm.config()),
@@ -156,7 +116,7 @@ def test_admins_can_find_disable_delete_and_export_items(db: Database, tmp_path:
 
 
 def test_a_judgment_is_stored_with_its_decision(db: Database) -> None:
-    decision_id = _request_with_actions(db)
+    decision_id = request_with_actions(db)
     judgment = Judgment(
         kind="reply",
         mode="excellent",
@@ -172,8 +132,8 @@ def test_a_judgment_is_stored_with_its_decision(db: Database) -> None:
 def test_recent_decisions_are_judged_once_stored_and_learned_from(
     db: Database, fake_llm: FakeLLM
 ) -> None:
-    decision_id = _request_with_actions(db)
-    fake_llm.script("memory_distill", _distiller)
+    decision_id = request_with_actions(db)
+    fake_llm.script("memory_distill", distiller)
     memory = StoredMemory(db, MemoryConfig())
     judge = Judge(LLMClient(fake_llm.config()), GuardConfig())
     first = judge_decisions(db, memory, judge, CallLedger())

@@ -4,11 +4,9 @@ SIGKILLs the bot at random moments while it works through a 200-post inbox."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,15 +18,12 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from adapters.local import LocalAdapter
-from testing.fakes.openai_server import FakeLLM, Reply
-from testing.scenarios import TIERS, build_index, cite_first_two, quotes_from_page
+from testing.fakes.openai_server import FakeLLM
+from testing.scenarios import TIERS, build_index
+from tests.bot.child_processes import FACTNOTE, REPO, TERMINAL, env_for, make_inbox, script
 
 # Runs Python or the bot as child processes: left out of `make test-fast`.
 pytestmark = pytest.mark.process
-
-REPO = Path(__file__).resolve().parents[2]
-FACTNOTE = [sys.executable, "-m", "bot.cli"]
-TERMINAL = {"posted", "dry_run", "abstained", "skipped", "failed", "needs_llm", "rejected"}
 
 
 def write_config(tmp: Path, **extra: Any) -> Path:
@@ -58,64 +53,6 @@ max_summons_age_s = 0
         encoding="utf-8",
     )
     return config
-
-
-def env_for(fake: FakeLLM | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FACTNOTE_", "OPENAI_"))}
-    env["PYTHONPATH"] = str(REPO)
-    env["HF_HUB_OFFLINE"] = "1"
-    if fake is not None:
-        env["FACTNOTE_LLM_BASE_URL"] = fake.base_url
-        env["FACTNOTE_LLM_MODEL"] = "fake-model"
-    return env
-
-
-def make_inbox(tmp: Path, count: int) -> list[str]:
-    inbox = tmp / "inbox"
-    inbox.mkdir()
-    ids = []
-    for i in range(count):
-        sid = f"{1000 + i}"
-        claim = (
-            "In my opinion lemon tea is nicer than coffee, number " + str(i)
-            if i % 10 == 0
-            else f"Drinking hot lemon water every hour kills the flu virus, claim {i}."
-        )
-        item: dict[str, Any] = {
-            "id": sid,
-            "author": f"asker_{i}_demo",
-            "text": "@factnote is this true?",
-            "created_at": "2026-11-29T09:00:00Z",
-            "parent": {
-                "id": f"p{sid}",
-                "author": "claimer_demo",
-                "text": claim,
-                "created_at": "2026-11-29T08:00:00Z",
-            },
-            "quoted": None,
-            "images": [],
-        }
-        (inbox / f"{sid}.json").write_text(json.dumps(item), encoding="utf-8")
-        ids.append(sid)
-    return ids
-
-
-def script(fake: FakeLLM) -> None:
-    def analysis(body: dict[str, Any]) -> Reply:
-        opinion = any("In my opinion" in str(m["content"]) for m in body["messages"])
-        return Reply.json(
-            {
-                "checkable": not opinion,
-                "reason": "an opinion" if opinion else "",
-                "claims": [] if opinion else ["Hot lemon water kills the flu virus"],
-                "questions": [],
-                "queries": [] if opinion else ["lemon water kills flu virus"],
-            }
-        )
-
-    fake.script("analyze", analysis)
-    fake.script("evidence", quotes_from_page)
-    fake.script("write", cite_first_two)
 
 
 def states(tmp: Path) -> dict[str, str]:

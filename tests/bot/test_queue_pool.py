@@ -13,7 +13,7 @@ import pytest
 
 from bot.queue import _QueuePool
 from storage.dialect import conninfo
-from tests.storage.test_db_ping import terminate_backend
+from tests.postgres import terminate_backend
 
 pytestmark = pytest.mark.postgres
 

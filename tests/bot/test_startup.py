@@ -8,15 +8,15 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.config import Settings, load_settings
+from bot.config import Settings
 from bot.startup import startup_report
 from pipeline.toolkit import Toolkit
+from testing.settings import local_settings
 
 runner = CliRunner()
 
@@ -26,15 +26,6 @@ def no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("FACTNOTE_", "OPENAI_")):
             monkeypatch.delenv(name)
-
-
-def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
-    return load_settings(
-        database_url=f"sqlite:///{tmp_path / 'factnote.db'}",
-        index_path=str(tmp_path / "index.sqlite"),
-        local={"inbox": str(tmp_path / "inbox"), "outbox": str(tmp_path / "outbox.jsonl")},
-        **overrides,
-    )
 
 
 @pytest.fixture
@@ -56,7 +47,7 @@ def test_an_empty_inbox_and_only_the_local_index_are_both_warned_about(
     tmp_path: Path, kit_for: list[Toolkit]
 ) -> None:
     (tmp_path / "inbox").mkdir()
-    lines, warnings = report_for(settings_for(tmp_path), kit_for)
+    lines, warnings = report_for(local_settings(tmp_path), kit_for)
     assert len(warnings) == 2
     assert f"the local inbox ({tmp_path / 'inbox'}) is empty" in warnings[0]
     assert "[x] enabled = true" in warnings[0]
@@ -72,7 +63,7 @@ def test_a_waiting_summons_and_a_web_provider_leave_nothing_to_warn_about(
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     (inbox / "1.json").write_text("{}", encoding="utf-8")
-    settings = settings_for(
+    settings = local_settings(
         tmp_path, search={"providers": ["searxng", "local"], "searxng_url": "http://127.0.0.1:9"}
     )
     lines, warnings = report_for(settings, kit_for)
@@ -84,9 +75,9 @@ def test_using_unreviewed_memory_is_warned_about(tmp_path: Path, kit_for: list[T
     (tmp_path / "inbox").mkdir()
     (tmp_path / "inbox" / "1.json").write_text("{}", encoding="utf-8")
     search = {"providers": ["searxng"], "searxng_url": "http://127.0.0.1:9"}
-    _, quiet = report_for(settings_for(tmp_path, search=search), kit_for)
+    _, quiet = report_for(local_settings(tmp_path, search=search), kit_for)
     assert quiet == []
-    settings = settings_for(tmp_path, search=search, memory={"use_proposed": True})
+    settings = local_settings(tmp_path, search=search, memory={"use_proposed": True})
     _, warnings = report_for(settings, kit_for)
     assert warnings == [
         "memory.use_proposed is on: what the bot learned from its own episodes reaches later "
@@ -95,7 +86,7 @@ def test_using_unreviewed_memory_is_warned_about(tmp_path: Path, kit_for: list[T
 
 
 def test_the_database_password_is_never_shown(tmp_path: Path, kit_for: list[Toolkit]) -> None:
-    settings = settings_for(tmp_path)
+    settings = local_settings(tmp_path)
     settings.database_url = "postgresql+psycopg://factnote:s3cret-pw@db.example:5432/factnote"
     lines, _ = report_for(settings, kit_for)
     assert "s3cret-pw" not in " ".join(lines)

@@ -9,13 +9,14 @@ from concurrent.futures import Future
 
 from pipeline.evidence import evidence_key
 from pipeline.first_draft import FirstDraft, first_draft
-from pipeline.records import EarlyDraft, Evidence, Stance, Tier, Verdict, WriterHedge
+from pipeline.records import EarlyDraft, Tier, Verdict, WriterHedge
 from pipeline.research_round import Extracted, LateDraft
+from testing.builders import evidence
 
 A, B = "https://a.example/1", "https://b.example/2"
 EVIDENCE = [
-    Evidence(url=A, tier=Tier.HIGH, stance=Stance.REFUTES, confidence=0.9, quote="False."),
-    Evidence(url=B, tier=Tier.MEDIUM, stance=Stance.REFUTES, confidence=0.8, quote="Wrong."),
+    evidence(A, quote="False."),
+    evidence(B, tier=Tier.MEDIUM, confidence=0.8, quote="Wrong."),
 ]
 
 

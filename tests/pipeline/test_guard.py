@@ -20,6 +20,7 @@ from pipeline.guard import (
     x_weighted_length,
 )
 from pipeline.records import Evidence, GuardReport, Platform, Stance, Tier, Verdict
+from testing import builders
 
 CFG = GuardConfig()
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 👨‍👩‍👧‍👦, 7 code points
@@ -58,9 +59,7 @@ def ev(
     domain: str = "",
     source: str = "web",
 ) -> Evidence:
-    return Evidence(
-        url=url, domain=domain, tier=tier, stance=stance, confidence=0.9, quote="q", source=source
-    )
+    return builders.evidence(url, domain=domain, tier=tier, stance=stance, source=source)
 
 
 def decide(

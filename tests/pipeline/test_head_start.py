@@ -4,7 +4,6 @@ first round uses what they found."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +46,7 @@ from testing.scenarios import (
     quotes_from_page,
     script_happy_path,
 )
+from testing.waits import wait_until
 
 NOWHERE = {**ANALYSIS, "queries": ["completely unrelated words about trains"]}
 
@@ -215,9 +215,7 @@ def test_scoring_gate_serves_the_best_tier_first() -> None:
         for thread in threads:
             thread.start()
         started.wait()
-        deadline = time.monotonic() + 5
-        while gate.waiting < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: gate.waiting == 3, what="three pages waiting")
     for thread in threads:
         thread.join(timeout=5)
     assert order == [Tier.HIGH, Tier.MEDIUM, Tier.LOW]

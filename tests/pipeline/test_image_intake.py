@@ -109,6 +109,7 @@ def test_a_header_claiming_too_many_pixels_is_refused_before_decoding() -> None:
         decode(png_claiming(3000, 3000), ImagesConfig(max_pixels=1_000_000))
 
 
+@pytest.mark.process  # a child interpreter: left out of `make test-fast`
 def test_pillows_bomb_warning_is_an_error_in_any_process_that_takes_images_in() -> None:
     # Outside pytest's own warning filters: a plain Image.open of a 50 Mpx header (Pillow
     # only warns between MAX_IMAGE_PIXELS and twice that) must raise once intake is imported.

@@ -32,6 +32,7 @@ READERS = {
 }
 
 
+@pytest.mark.process  # a child interpreter: left out of `make test-fast`
 @pytest.mark.parametrize("name", list(READERS))
 def test_the_model_runs_with_networking_disabled_for_the_process(tmp_path: Path, name: str) -> None:
     code, expected = READERS[name]

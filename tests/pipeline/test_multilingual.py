@@ -56,6 +56,7 @@ def test_a_missing_package_is_reported_not_fatal(monkeypatch: pytest.MonkeyPatch
         MultilingualEncoder()
 
 
+@pytest.mark.process  # a child interpreter: left out of `make test-fast`
 def test_the_model_loads_and_encodes_with_the_network_cut_off(tmp_path: Path) -> None:
     # Any socket use raises, so a download at load or first use would fail the run.
     done = run_offline(

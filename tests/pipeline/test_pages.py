@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -13,6 +12,7 @@ from pipeline.config import RelevanceConfig
 from pipeline.pages import ScoringGate
 from pipeline.records import Tier
 from pipeline.relevance import FloatMatrix, encode_page
+from testing.waits import wait_until
 
 TEXT = "\n\n".join(f"Paragraph {i} says something different about topic {i}." for i in range(6))
 
@@ -52,9 +52,7 @@ def test_a_high_tier_page_gets_the_model_between_the_passes_of_a_low_tier_page()
     assert model.first_started.wait(5)
     high = threading.Thread(target=encode, args=(Tier.HIGH,), name="high")
     high.start()
-    deadline = time.monotonic() + 5
-    while gate.waiting < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: gate.waiting == 1, what="the high page waiting")
     model.release_first.set()
     low.join(5)
     high.join(5)

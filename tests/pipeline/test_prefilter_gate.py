@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import os
 import threading
-import time
-from collections.abc import Callable
 
 from pipeline.config import RelevanceConfig
 from pipeline.pages import ScoringGate
 from pipeline.records import Tier
 from pipeline.relevance import get_embedder
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return predicate()
+from testing.waits import wait_until
 
 
 def test_two_pages_hold_a_gate_of_two_and_the_high_tier_goes_before_the_low_next() -> None:
@@ -38,15 +30,15 @@ def test_two_pages_hold_a_gate_of_two_and_the_high_tier_goes_before_the_low_next
     first = [threading.Thread(target=use, args=(n, Tier.LOW)) for n in ("a", "b")]
     for thread in first:
         thread.start()
-    assert _wait_for(lambda: len(inside) == 2)
+    wait_until(lambda: len(inside) == 2, what="two pages inside the gate")
     later = [
         threading.Thread(target=use, args=("low", Tier.LOW)),
         threading.Thread(target=use, args=("high", Tier.HIGH)),
     ]
     later[0].start()
-    assert _wait_for(lambda: gate.waiting == 1)
+    wait_until(lambda: gate.waiting == 1, what="one page waiting")
     later[1].start()
-    assert _wait_for(lambda: gate.waiting == 2)
+    wait_until(lambda: gate.waiting == 2, what="two pages waiting")
     assert len(inside) == 2  # a third page waits while two are encoding
     release.set()
     for thread in [*first, *later]:

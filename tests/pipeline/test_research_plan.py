@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline.config import ResearchConfig, SearchConfig
 from pipeline.page_outcome import PageOutcome, PageReason
-from pipeline.records import Evidence, Passage, SearchResult, SkipReason, Stance, Tier, Verdict
+from pipeline.records import Passage, SearchResult, SkipReason, Tier, Verdict
 from pipeline.research_plan import (
     not_needed,
     plan_tier,
@@ -15,6 +15,7 @@ from pipeline.research_plan import (
     worth_waiting,
 )
 from pipeline.verdict import Assessment
+from testing.builders import evidence
 
 CFG = ResearchConfig(stop_after_refuting_pages=2, max_extractions_per_tier=3, max_rounds=3)
 
@@ -23,10 +24,6 @@ def page(url: str, reason: PageReason = PageReason.KEPT, relevance: float = 0.5)
     found = SearchResult(url=url, provider="fake", query="q", rank=1)
     passages = (Passage(url=url, index=0, text="text", score=relevance),)
     return PageOutcome(found, Tier.HIGH, reason, relevance=relevance, passages=passages)
-
-
-def refuting(url: str) -> Evidence:
-    return Evidence(url=url, tier=Tier.HIGH, stance=Stance.REFUTES, confidence=0.9, quote="no")
 
 
 def assessment(decided: bool) -> Assessment:
@@ -62,7 +59,7 @@ def test_plan_with_no_slots_left_extracts_nothing_and_keeps_ties_in_order() -> N
 def test_worth_waiting_only_when_the_calls_in_flight_could_meet_the_stop_rule() -> None:
     assert not worth_waiting([], 1, CFG)
     assert worth_waiting([], 2, CFG)
-    assert worth_waiting([refuting("https://a.example")], 1, CFG)
+    assert worth_waiting([evidence("https://a.example")], 1, CFG)
 
 
 def test_a_kept_page_already_matched_as_a_fact_check_is_set_aside() -> None:
@@ -89,10 +86,10 @@ def test_re_searches_ask_for_more_results_than_the_first_round() -> None:
 
 
 def test_research_goes_on_only_while_undecided_unstopped_with_an_llm_and_rounds_left() -> None:
-    one = [refuting("https://a.example")]
+    one = [evidence("https://a.example")]
     assert not research_done(assessment(False), one, number=1, use_llm=True, cfg=CFG)
     assert research_done(assessment(True), one, number=1, use_llm=True, cfg=CFG)
-    two = [*one, refuting("https://b.example")]
+    two = [*one, evidence("https://b.example")]
     assert research_done(assessment(False), two, number=1, use_llm=True, cfg=CFG)
     assert research_done(assessment(False), one, number=1, use_llm=False, cfg=CFG)
     assert research_done(assessment(False), one, number=3, use_llm=True, cfg=CFG)

@@ -19,6 +19,7 @@ from pipeline.records import EarlyDraft, Evidence, SearchResult, Stance, Tier, V
 from pipeline.research_plan import SPECULATION_DISCARDED
 from pipeline.research_round import Extracted, RoundRunner, RoundState, Source
 from pipeline.scheduler import TierPages
+from testing.builders import evidence
 
 H, M, L = Tier.HIGH, Tier.MEDIUM, Tier.LOW
 
@@ -100,9 +101,7 @@ class FakeExtractor:
             self.answered.append(urls)
             self._changed.notify_all()
         items = [
-            [Evidence(url=u, tier=tier, stance=self.stances[u], confidence=0.9, quote=u)]
-            if u in self.stances
-            else []
+            [evidence(u, tier=tier, stance=self.stances[u], quote=u)] if u in self.stances else []
             for u in urls
         ]
         draft = EarlyDraft(

@@ -1,13 +1,12 @@
 from pipeline.config import ResearchConfig
-from pipeline.records import Evidence, Stance, Tier, Verdict
+from pipeline.records import Stance, Tier, Verdict
 from pipeline.research_plan import stop_rule
 from pipeline.verdict import assess, order_evidence, refuting_pages
+from testing.builders import evidence
 
 
 def ev(url: str, stance: Stance, conf: float = 0.9, tier: Tier = Tier.HIGH, rel: float = 0.6):
-    return Evidence(
-        url=url, tier=tier, stance=stance, confidence=conf, quote="q" * 30, relevance=rel
-    )
+    return evidence(url, tier=tier, stance=stance, confidence=conf, quote="q" * 30, relevance=rel)
 
 
 def test_order_is_tier_then_relevance_then_confidence_and_stable():

@@ -5,14 +5,15 @@ from __future__ import annotations
 from pipeline.context import CheckContext
 from pipeline.evidence import evidence_key
 from pipeline.llm import LLMClient
-from pipeline.records import EarlyDraft, Evidence, Platform, Stance, Tier, Verdict
+from pipeline.records import EarlyDraft, Evidence, Platform, Tier, Verdict
 from pipeline.write import MAX_EVIDENCE_IN_PROMPT, draft_reply, early_draft, writer_order
+from testing import builders
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.scenarios import POST
 
 
 def item(url: str, quote: str = "The claim is false.", *, tier: Tier = Tier.HIGH) -> Evidence:
-    return Evidence(url=url, tier=tier, stance=Stance.REFUTES, confidence=0.9, quote=quote)
+    return builders.evidence(url, tier=tier, quote=quote)
 
 
 def draft(

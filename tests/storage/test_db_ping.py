@@ -10,6 +10,7 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from storage.db import ping_when_idle
+from tests.postgres import terminate_backend
 
 pytestmark = pytest.mark.postgres
 
@@ -23,16 +24,6 @@ def _engine(url: str, idle_s: float) -> Engine:
 def _backend_pid(engine: Engine) -> int:
     with engine.connect() as conn:
         return int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
-
-
-def terminate_backend(url: str, pid: int) -> None:
-    """End the server process behind connection `pid`, as a server restart would."""
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar()
-    finally:
-        admin.dispose()
 
 
 def test_an_idle_connection_killed_by_the_server_is_replaced_before_use(

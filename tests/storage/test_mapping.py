@@ -3,7 +3,7 @@ record field of its name, and a record stored and read back is the record it was
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, ClassVar
 
 import pytest
@@ -13,17 +13,10 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipeline.records import (
     Decision,
-    DecisionStatus,
     Document,
     Evidence,
     LLMCall,
-    Passage,
-    Platform,
-    Post,
     Stance,
-    Tier,
-    Trace,
-    Verdict,
 )
 from storage.db import Database
 from storage.mapping import row_values, to_row, value_columns
@@ -34,8 +27,16 @@ from storage.repositories import (
     create_cli_request,
     latest_decision,
 )
+from testing.builders import (
+    WHEN,
+    assert_no_defaults,
+    full_decision,
+    full_document,
+    full_llm_call,
+    post,
+)
 
-WHEN = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+A_POST = post("A claim.", id="1", author="someone")
 
 # Columns no record field fills: the repositories set them. A new column must either be a field
 # of the record too (then it maps by itself) or be listed here.
@@ -70,109 +71,25 @@ def test_every_column_but_the_keys_maps_to_a_record_field_of_its_name(
     assert not {"id", "decision_id", "request_id"} & value_columns(row_type)
 
 
-def _evidence(url: str, position: int) -> Evidence:
-    return Evidence(
-        url=url,
-        title=f"Title {position}",
-        domain="ministry.example",
-        tier=Tier.MEDIUM,
-        stance=Stance.CONTEXT,
-        confidence=0.75,
-        quote=f"Quote {position}",
-        relevance=0.5,
-        published=WHEN - timedelta(days=position + 1),
-        content_hash=f"{position:064d}",
-        round=2,
-        source="authority",
-    )
-
-
-def _document() -> Document:
-    return Document(
-        url="https://ministry.example/a?utm=1",
-        canonical_url="https://ministry.example/a",
-        final_url="https://ministry.example/a/",
-        ok=False,
-        status_code=206,
-        content_type="text/html",
-        title="A page",
-        text="Some text of the page.",
-        published=WHEN - timedelta(days=3),
-        date_source="meta",
-        word_count=5,
-        content_hash="ab" * 32,
-        fetched_at=WHEN,
-        error="partial",
-    )
-
-
-def _call(step: str) -> LLMCall:
-    return LLMCall(
-        step=step,
-        model="model-x",
-        ok=False,
-        attempts=3,
-        prompt_tokens=120,
-        completion_tokens=45,
-        latency_s=1.5,
-        cost_usd=0.0125,
-        error="timeout",
-        started_at=WHEN,
-    )
-
-
-def _decision() -> Decision:
-    url = "https://ministry.example/a"
-    result = {"url": url, "provider": "fake", "query": "q", "rank": 1, "tier": "high"}
-    use = {"url": url, "tier": "high", "used": True, "relevance": 0.5}
-    trace = {
-        "analysis": {"checkable": True, "claims": ["c"], "queries": ["q"]},
-        "rounds": [{"round": 1, "queries": ["q"], "results": [result], "documents": [use]}],
-        "llm_calls": [_call("analyze"), _call("write")],
-        "guard": [{"valid": True, "platform": "bluesky", "length": 40, "limit": 300}],
-        "drafts": ["a draft"],
-    }
-    return Decision(
-        status=DecisionStatus.ABSTAIN,
-        verdict=Verdict.MISLEADING,
-        confidence=0.625,
-        platform=Platform.BLUESKY,
-        reply=f"A reply {url}",
-        urls=[url],
-        evidence=[_evidence(url, 0), _evidence("https://b.example/", 1)],
-        reasons=["one reason", "another"],
-        lang="de",
-        as_of=WHEN,
-        trace=Trace.model_validate(trace),
-        timings={"analyze": 1.25, "total": 3.5},
-        documents=[_document()],
-        candidates=[Passage(url=url, index=2, text="p", score=0.5)],
-        error="an error",
-    )
-
-
-def _not_defaults(record: BaseModel) -> None:
-    """Every field holds a value other than its default, so a field the mapping dropped shows."""
-    for name, info in type(record).model_fields.items():
-        if not info.is_required():
-            assert getattr(record, name) != info.get_default(call_default_factory=True), name
-
-
 @pytest.mark.parametrize(
     ("row_type", "record"),
-    [(DocumentRow, _document()), (LLMCallRow, _call("verdict"))],
+    [(DocumentRow, full_document()), (LLMCallRow, full_llm_call("verdict"))],
     ids=["document", "llm_call"],
 )
 def test_a_record_stored_and_read_back_is_the_same_record(
     db: Database, row_type: type[Base], record: BaseModel
 ) -> None:
-    _not_defaults(record)
+    assert_no_defaults(record)
     with db.transaction() as session:
         if row_type is LLMCallRow:  # a call is stored with the decision it was made for
             bare = Decision(
                 status="failed", platform="x", as_of=WHEN, trace={"llm_calls": [record]}
             )
-            add_decision(session, create_cli_request(session, _post()), bare)
+            add_decision(
+                session,
+                create_cli_request(session, A_POST),
+                bare,
+            )
         else:
             session.add(to_row(row_type, record))
     with db.session() as session:
@@ -180,17 +97,17 @@ def test_a_record_stored_and_read_back_is_the_same_record(
         assert type(record).model_validate(stored, from_attributes=True) == record
 
 
-def _post() -> Post:
-    return Post(id="1", author="someone", text="A claim.", created_at=WHEN)
-
-
 def test_a_decision_stored_and_read_back_is_the_same_decision(db: Database) -> None:
-    decision = _decision()
-    _not_defaults(decision)
+    decision = full_decision()
+    assert_no_defaults(decision)
     for evidence in decision.evidence:
-        _not_defaults(evidence)
+        assert_no_defaults(evidence)
     with db.transaction() as session:
-        add_decision(session, create_cli_request(session, _post()), decision)
+        add_decision(
+            session,
+            create_cli_request(session, A_POST),
+            decision,
+        )
     with db.session() as session:
         request_id = session.scalars(select(DecisionRow.request_id)).one()
         again = latest_decision(session, request_id)
@@ -200,9 +117,13 @@ def test_a_decision_stored_and_read_back_is_the_same_decision(db: Database) -> N
 
 
 def test_the_row_holds_plain_values_and_the_llm_totals(db: Database) -> None:
-    decision = _decision()
+    decision = full_decision()
     with db.transaction() as session:
-        row = add_decision(session, create_cli_request(session, _post()), decision)
+        row = add_decision(
+            session,
+            create_cli_request(session, A_POST),
+            decision,
+        )
         assert (row.status, row.verdict, row.platform) == ("abstain", "misleading", "bluesky")
         assert [(e.position, e.tier, e.stance) for e in row.evidence] == [
             (0, "medium", "context"),

@@ -16,16 +16,18 @@ from storage.repositories import (
     insert_decisions,
     latest_decision,
 )
-from tests.storage.test_mapping import _decision, _not_defaults, _post
+from testing.builders import assert_no_defaults, full_decision, post
+
+A_POST = post("A claim.", id="1", author="someone")
 
 
 def test_a_decision_inserted_without_orm_rows_reads_back_as_the_same_decision(
     main_db: Database,
 ) -> None:
-    decision = _decision()
-    _not_defaults(decision)
+    decision = full_decision()
+    assert_no_defaults(decision)
     with main_db.transaction() as session:
-        request_id = create_cli_request(session, _post()).id
+        request_id = create_cli_request(session, A_POST).id
         decision_id = insert_decision(session, request_id, decision)
     with main_db.session() as session:
         assert session.scalars(select(DecisionRow.id)).one() == decision_id
@@ -44,10 +46,10 @@ def test_a_decision_inserted_without_orm_rows_reads_back_as_the_same_decision(
 def test_decisions_inserted_many_at_a_time_read_back_as_each_one_and_add_to_the_totals(
     main_db: Database,
 ) -> None:
-    decision = _decision()
+    decision = full_decision()
     with main_db.transaction() as session:
-        one = create_cli_request(session, _post()).id
-        request_ids = [create_cli_request(session, _post()).id for _ in range(3)]
+        one = create_cli_request(session, A_POST).id
+        request_ids = [create_cli_request(session, A_POST).id for _ in range(3)]
         insert_decision(session, one, decision)
     with main_db.session() as session:
         alone = metric_totals.read(session)

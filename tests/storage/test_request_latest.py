@@ -11,11 +11,11 @@ from pipeline.records import Decision, Tier, Verdict
 from storage.db import Database, alembic_config
 from storage.models import Request
 from storage.repositories import add_decision, create_cli_request, insert_decision, insert_decisions
-from tests.storage.test_mapping import _decision, _post
+from testing.builders import full_decision, post
 
 
 def _with(verdict: Verdict, tiers: list[Tier]) -> Decision:
-    base = _decision()
+    base = full_decision()
     evidence = [base.evidence[0].model_copy(update={"tier": tier}) for tier in tiers]
     return base.model_copy(update={"verdict": verdict, "evidence": evidence})
 
@@ -30,7 +30,10 @@ def _latest(db: Database) -> dict[int, tuple[str | None, int | None]]:
 
 def _write_every_way(db: Database) -> list[int]:
     with db.transaction() as session:
-        one, two, three, four, none = (create_cli_request(session, _post()).id for _ in range(5))
+        one, two, three, four, none = (
+            create_cli_request(session, post("A claim.", id="1", author="someone")).id
+            for _ in range(5)
+        )
         insert_decision(session, one, _with(Verdict.REFUTED, [Tier.HIGH]))
         insert_decision(session, one, _with(Verdict.MISLEADING, [Tier.UNKNOWN, Tier.LOW]))
         insert_decisions(

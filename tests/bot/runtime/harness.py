@@ -1,9 +1,9 @@
 """The runtime's test harness: a local adapter's inbox and outbox, a built index and settings
-pointing at them and at the fake LLM, and summonses shaped as the local adapter reads them."""
+pointing at them and at the fake LLM. `summons` and `CLAIM` come from testing.builders and are
+named here for the runtime tests that import them from the harness."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import timedelta
@@ -14,47 +14,20 @@ from sqlalchemy import select
 
 from adapters.base import FetchResult, ReplyReceipt, Summons
 from adapters.local import LocalAdapter
-from bot.config import Settings, load_settings
+from bot.config import Settings
 from bot.runtime import open_runtime
 from bot.service import Bot, build_adapters
 from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Request
+from testing.builders import CLAIM as CLAIM  # re-exported for the runtime tests
+from testing.builders import inbox_summons as summons
+from testing.builders import write_inbox
+from testing.databases import migrated_sqlite
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index
+from testing.settings import local_settings
 from tests.bot.quiet_platform import QuietPlatform
-
-CLAIM = "Drinking hot lemon water every hour kills the flu virus in your throat."
-
-
-def summons(
-    sid: str,
-    *,
-    author: str = "asker_demo",
-    text: str = "@factnote is this true?",
-    parent_text: str | None = CLAIM,
-    parent_author: str = "claimer_demo",
-    parent_id: str | None = None,
-) -> dict[str, Any]:
-    parent = (
-        {
-            "id": parent_id or f"p{sid}",
-            "author": parent_author,
-            "text": parent_text,
-            "created_at": "2026-11-29T08:00:00Z",
-        }
-        if parent_text is not None
-        else None
-    )
-    return {
-        "id": sid,
-        "author": author,
-        "text": text,
-        "created_at": "2026-11-29T09:00:00Z",
-        "parent": parent,
-        "quoted": None,
-        "images": [],
-    }
 
 
 def dated(item: dict[str, Any], age: timedelta) -> dict[str, Any]:
@@ -91,20 +64,13 @@ class Env:
         self.inbox.mkdir()
         self.outbox = tmp / "outbox.jsonl"
         self.index = tmp / "index.sqlite"  # a side-file path only; the index is in the db
-        build_index(f"sqlite:///{tmp / 'factnote.db'}")
+        build_index(migrated_sqlite(tmp / "factnote.db"))
 
     def add(self, *items: dict[str, Any]) -> None:
-        for item in items:
-            (self.inbox / f"{item['id']}.json").write_text(json.dumps(item), encoding="utf-8")
+        write_inbox(self.inbox, items)
 
     def settings(self, mode: str = "dry-run", **runtime: Any) -> Settings:
-        settings = load_settings(
-            database_url=f"sqlite:///{self.tmp / 'factnote.db'}",
-            index_path=str(self.index),
-            mode=mode,
-        )
-        settings.local.inbox = str(self.inbox)
-        settings.local.outbox = str(self.outbox)
+        settings = local_settings(self.tmp, mode=mode)
         settings.credibility.overrides = dict(TIERS)
         settings.llm = self.fake.config()
         settings.runtime.retry_backoff_s = 0

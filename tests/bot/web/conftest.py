@@ -1,33 +1,36 @@
-"""A seeded database, an admin and a moderator, and the review app over them."""
+"""A seeded database, an admin and a moderator, the review app over them, and (for the tests
+marked `browser`) the app served by uvicorn and a headless Chromium tab on it."""
 
 from __future__ import annotations
 
-import re
+import socket
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
+import uvicorn
 from argon2 import PasswordHasher
-from fastapi import FastAPI
-from fastapi.testclient import TestClient
-from starlette.routing import BaseRoute, Route
 
-from bot import review, users
-from bot.config import Settings, load_settings
+from bot import users
+from bot.config import load_settings
 from bot.web.app import create_app
 from storage.db import Database
-from storage.models import Request, ReviewAction
-from tests.bot.web.seed import World, seed
-
-PASSWORD = "correct horse battery"
-ADMIN = "admin_demo"
-MODERATOR = "mod_demo"
-SENIOR = "senior_demo"  # added by the `senior` fixture only
-_CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+from testing.databases import migrated_sqlite
+from testing.waits import wait_until
+from tests.bot.web.app_env import (
+    ADMIN,
+    ARGS,
+    CHROMIUM,
+    MODERATOR,
+    PASSWORD,
+    SENIOR,
+    TIMEOUT_MS,
+    AppEnv,
+    Session,
+    login,
+)
+from tests.bot.web.seed import seed
 
 
 @pytest.fixture
@@ -40,49 +43,9 @@ def cheap_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(users, "_dummy_hash", None)
 
 
-class Clock:
-    """The time the app's login throttle goes by; tests move it instead of sleeping."""
-
-    def __init__(self, start: datetime = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-@dataclass
-class AppEnv:
-    db: Database
-    settings: Settings
-    world: World
-    outbox: Path
-    clock: Clock = field(default_factory=Clock)
-
-    def client(self, **options: Any) -> TestClient:
-        """A client of a fresh app over the same database and clock; `options` go to
-        TestClient (e.g. client=("203.0.113.7", 50000) for another address)."""
-        app = create_app(self.settings, self.db, secret="test-secret", clock=self.clock)
-        return TestClient(app, **options)
-
-    def request(self, request_id: int) -> Request:
-        """The request's row as stored now."""
-        with self.db.session() as session:
-            row = session.get(Request, request_id)
-            assert row is not None
-            return row
-
-    def history(self, request_id: int) -> list[ReviewAction]:
-        """The request's review actions, oldest first."""
-        with self.db.session() as session:
-            return review.history(session, request_id)
-
-
 @pytest.fixture
 def app_env(tmp_path: Path, cheap_hashes: None) -> Iterator[AppEnv]:
-    db = Database(f"sqlite:///{tmp_path / 'factnote.db'}")
+    db = Database(migrated_sqlite(tmp_path / "factnote.db"))
     world = seed(db)
     users.add_user(db, ADMIN, PASSWORD, "admin")
     users.add_user(db, MODERATOR, PASSWORD, "moderator")
@@ -92,53 +55,6 @@ def app_env(tmp_path: Path, cheap_hashes: None) -> Iterator[AppEnv]:
     settings.local.outbox = str(tmp_path / "outbox.jsonl")
     yield AppEnv(db=db, settings=settings, world=world, outbox=tmp_path / "outbox.jsonl")
     db.dispose()
-
-
-def endpoints(app: FastAPI) -> set[tuple[str, str]]:
-    """(method, path) of every endpoint of `app`, HEAD aside. FastAPI 0.137.2 and later keep an
-    included router as one node of `app.routes`, which `iter_route_contexts` expands; earlier
-    versions copy the router's routes into `app.routes`."""
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # FastAPI before 0.137.2
-        found: list[tuple[BaseRoute, Any]] = [(route, route) for route in app.routes]
-    else:
-        found = [(c.original_route, c) for c in iter_route_contexts(app.routes)]
-    return {
-        (method, route.path)
-        for original, route in found
-        if isinstance(original, Route)
-        for method in (route.methods or set()) - {"HEAD"}
-    }
-
-
-def csrf_of(html: str) -> str:
-    match = _CSRF_RE.search(html)
-    assert match, "no CSRF field in the page"
-    return match.group(1)
-
-
-def login(client: TestClient, username: str, password: str = PASSWORD) -> str:
-    """Log in through the form; returns the session's CSRF token."""
-    page = client.get("/login")
-    response = client.post(
-        "/login",
-        data={"username": username, "password": password, "csrf_token": csrf_of(page.text)},
-        follow_redirects=False,
-    )
-    assert response.status_code == 303, response.text
-    return csrf_of(client.get("/queue").text)
-
-
-@dataclass
-class Session:
-    client: TestClient
-    token: str
-
-    def post(self, url: str, **data: object) -> httpx.Response:
-        return self.client.post(
-            url, data={"csrf_token": self.token, **data}, follow_redirects=False
-        )
 
 
 @pytest.fixture
@@ -159,3 +75,45 @@ def senior(app_env: AppEnv) -> Session:
     users.add_user(app_env.db, SENIOR, PASSWORD, "senior")
     client = app_env.client()
     return Session(client, login(client, SENIOR))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.is_file():
+        pytest.fail(
+            f"{CHROMIUM} is missing: run tools/ensure-chromium.sh (installs Debian's chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def base_url(app_env: AppEnv) -> Iterator[str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(app_env.settings, app_env.db, secret="browser-test-secret")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started or not thread.is_alive(), what="uvicorn's start")
+    if not server.started:
+        pytest.fail("uvicorn ended before it started serving")
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture
+def page(browser: object, base_url: str) -> Iterator[object]:
+    context = browser.new_context(base_url=base_url)  # type: ignore[attr-defined]
+    context.set_default_timeout(TIMEOUT_MS)
+    tab = context.new_page()
+    yield tab
+    context.close()

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from pipeline.records import utcnow
 from storage.models import RequestState, ReviewAction
-from tests.bot.web.conftest import MODERATOR, AppEnv, Session
+from tests.bot.web.app_env import MODERATOR, AppEnv, Session
 from tests.bot.web.seed import MINISTRY, PAGE_MINISTRY, REPLY
 
 

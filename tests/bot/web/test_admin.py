@@ -10,7 +10,7 @@ from bot import overrides, users
 from bot.config import load_settings
 from storage.db import Database
 from storage.models import SettingOverride
-from tests.bot.web.conftest import ADMIN, MODERATOR, PASSWORD, AppEnv, Session, login
+from tests.bot.web.app_env import ADMIN, MODERATOR, PASSWORD, AppEnv, Session, login
 
 
 def test_admin_changes_mode_and_a_threshold_and_they_apply(app_env: AppEnv, admin: Session) -> None:

@@ -9,77 +9,23 @@ from fastapi.testclient import TestClient
 
 from bot import users
 from bot.web.app import SESSION_COOKIE, create_app
-from tests.bot.web.conftest import (
+from tests.bot.web.app_env import (
     ADMIN,
+    ADMIN_ROUTES,
+    ANY_SESSION,
+    MEMORY_ROUTES,
     MODERATOR,
+    MODERATOR_ROUTES,
+    OPEN,
     PASSWORD,
+    SIGNED_IN_MEDIA,
     AppEnv,
     Session,
+    concrete,
     csrf_of,
     endpoints,
     login,
 )
-
-# Every route of the app, by who may use it. A route missing here fails
-# test_every_route_is_classified, so new pages cannot skip the permission tests.
-OPEN = {
-    ("GET", "/healthz"),
-    ("GET", "/metrics"),
-    ("GET", "/login"),
-    ("POST", "/login"),
-    ("GET", "/favicon.ico"),
-}
-ANY_SESSION = {("POST", "/logout")}
-# Our stored copies of post images: any signed-in user (the moderator pages embed them).
-SIGNED_IN_MEDIA = {("GET", "/images/{sha256}")}
-MODERATOR_ROUTES = {
-    ("GET", "/"),
-    ("GET", "/queue"),
-    ("GET", "/queue/next"),
-    ("POST", "/queue/bulk"),
-    ("POST", "/queue/quick"),
-    ("GET", "/requests/{request_id}"),
-    ("GET", "/requests/{request_id}/measure"),
-    ("POST", "/requests/{request_id}/approve"),
-    ("POST", "/requests/{request_id}/edit"),
-    ("POST", "/requests/{request_id}/reject"),
-    ("POST", "/requests/{request_id}/escalate"),
-    ("POST", "/requests/{request_id}/claim"),
-    ("POST", "/requests/{request_id}/release"),
-    ("GET", "/decisions"),
-}
-ADMIN_ROUTES = {
-    ("GET", "/admin/posting"),
-    ("POST", "/admin/posting/pause"),
-    ("POST", "/admin/posting/resume"),
-    ("POST", "/admin/posting/mode"),
-    ("POST", "/admin/users/{username}/role"),
-    ("GET", "/admin/settings"),
-    ("POST", "/admin/settings"),
-    ("POST", "/admin/settings/reset"),
-    ("GET", "/admin/users"),
-    ("POST", "/admin/users"),
-    ("POST", "/admin/users/{username}/{change}"),
-    ("POST", "/admin/lockouts/address"),
-    ("POST", "/admin/memory/{item_id}/{change}"),
-}
-# The Memory pages and a proposal's approval: every moderator (test_memory_approval); disabling
-# and deleting (`{change}` above) stay the admins'.
-MEMORY_ROUTES = {
-    ("GET", "/admin/memory"),
-    ("GET", "/admin/memory/{item_id}"),
-    ("POST", "/admin/memory/{item_id}/decide"),
-}
-
-
-def concrete(path: str, request_id: int) -> str:
-    return (
-        path.replace("{request_id}", str(request_id))
-        .replace("{username}", MODERATOR)
-        .replace("{change}", "disable")
-        .replace("{item_id}", "0" * 32)
-        .replace("{sha256}", "0" * 64)
-    )
 
 
 def test_every_route_is_classified(app_env: AppEnv) -> None:

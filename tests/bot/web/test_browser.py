@@ -7,88 +7,15 @@ the kill switch holding and releasing a post, and every page at 390 px wide."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-import uvicorn
 
 from bot import platforms, review
 from bot.posting import post_due
-from bot.web.app import create_app
 from storage.models import Request, RequestState
-from tests.bot.web.conftest import ADMIN, MODERATOR, PASSWORD, AppEnv
+from tests.bot.web.app_env import ADMIN, MODERATOR, TIMEOUT_MS, AppEnv, log_in
 from tests.bot.web.seed import MINISTRY
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TIMEOUT_MS = 15_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.is_file():
-        pytest.fail(
-            f"{CHROMIUM} is missing: run tools/ensure-chromium.sh (installs Debian's chromium)"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield instance
-        instance.close()
-
-
-@pytest.fixture
-def base_url(app_env: AppEnv) -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = create_app(app_env.settings, app_env.db, secret="browser-test-secret")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
-
-
-@pytest.fixture
-def page(browser: object, base_url: str) -> Iterator[object]:
-    context = browser.new_context(base_url=base_url)  # type: ignore[attr-defined]
-    context.set_default_timeout(TIMEOUT_MS)
-    tab = context.new_page()
-    yield tab
-    context.close()
-
-
-def log_in(page: object, username: str) -> None:
-    page.goto("/login")  # type: ignore[attr-defined]
-    page.fill("input[name=username]", username)  # type: ignore[attr-defined]
-    page.fill("input[name=password]", PASSWORD)  # type: ignore[attr-defined]
-    page.click("form.login button[type=submit]")  # type: ignore[attr-defined]
-    page.wait_for_url("**/queue")  # type: ignore[attr-defined]
 
 
 def _state(app_env: AppEnv, request_id: int) -> str:

@@ -7,14 +7,19 @@ from sqlalchemy import select
 from bot import overrides, users
 from bot.web.app import create_app
 from storage.models import Request, ReviewAction
-from tests.bot.web.conftest import ADMIN, AppEnv, Session, csrf_of, endpoints, login
-from tests.bot.web.test_auth import (
+from tests.bot.web.app_env import (
+    ADMIN,
     ADMIN_ROUTES,
     ANY_SESSION,
     MEMORY_ROUTES,
     MODERATOR_ROUTES,
     OPEN,
+    AppEnv,
+    Session,
     concrete,
+    csrf_of,
+    endpoints,
+    login,
 )
 
 

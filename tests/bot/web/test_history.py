@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from bot.web import queries
 from storage.models import DecisionRow, RequestEvent, ReviewAction
-from tests.bot.web.conftest import MODERATOR, AppEnv, Session
+from tests.bot.web.app_env import MODERATOR, AppEnv, Session
 
 
 def _history_html(page: str) -> str:

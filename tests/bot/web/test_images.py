@@ -15,7 +15,7 @@ from pipeline.image_records import ImageMatch, ImageReport, OcrLine, Recognition
 from storage.images import SqlImageStore
 from storage.models import DecisionRow
 from testing.image_samples import encode, photo
-from tests.bot.web.conftest import AppEnv, Session
+from tests.bot.web.app_env import AppEnv, Session
 
 ORIGINAL = "https://cdn.example/uploads/palace.jpg?sig=abc"
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)

@@ -15,7 +15,7 @@ from bot.posting import post_due
 from bot.summary import overview
 from storage.db import Database
 from storage.models import Request, RequestState, SettingChange
-from tests.bot.web.conftest import ADMIN, AppEnv, Session
+from tests.bot.web.app_env import ADMIN, AppEnv, Session
 
 
 def _posted_lines(app_env: AppEnv) -> int:

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from bot import users
 from bot.web.app import create_app
 from storage.db import Database
-from tests.bot.web.conftest import (
+from tests.bot.web.app_env import (
     ADMIN,
     MODERATOR,
     PASSWORD,

@@ -9,7 +9,7 @@ from bot.memory_store import StoredMemory
 from pipeline.config import MemoryConfig
 from pipeline.memory import MemoryItem, Phase
 from storage.models import MemoryItemRow
-from tests.bot.web.conftest import MODERATOR, AppEnv, Session
+from tests.bot.web.app_env import MODERATOR, AppEnv, Session
 
 QUERY = "lemon water kills the flu virus"
 

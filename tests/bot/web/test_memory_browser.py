@@ -9,15 +9,14 @@ from playwright.sync_api import Dialog, expect
 from bot.memory_store import StoredMemory, get_item
 from pipeline.config import MemoryConfig
 from pipeline.memory import MemoryItem, Phase
-from tests.bot.web.conftest import ADMIN, MODERATOR, AppEnv
-from tests.bot.web.test_browser import base_url, browser, log_in, page  # noqa: F401
+from tests.bot.web.app_env import ADMIN, MODERATOR, AppEnv, log_in
 
 pytestmark = pytest.mark.browser
 
 
 def test_an_admin_disables_then_deletes_an_item_after_confirming(
     app_env: AppEnv,
-    page: object,  # noqa: F811
+    page: object,
 ) -> None:
     [item] = StoredMemory(app_env.db, MemoryConfig()).learn(
         [
@@ -54,7 +53,7 @@ def test_an_admin_disables_then_deletes_an_item_after_confirming(
 
 def test_a_moderator_approves_a_proposed_item_from_the_waiting_list(
     app_env: AppEnv,
-    page: object,  # noqa: F811
+    page: object,
 ) -> None:
     [item] = StoredMemory(app_env.db, MemoryConfig()).learn(
         [

@@ -10,7 +10,7 @@ from bot.memory_store import StoredMemory
 from pipeline.config import MemoryConfig
 from pipeline.memory import MemoryItem, Phase
 from storage.models import DecisionRow, MemoryItemRow, ReviewAction
-from tests.bot.web.conftest import ADMIN, AppEnv, Session
+from tests.bot.web.app_env import ADMIN, AppEnv, Session
 
 QUERY = "lemon water kills the flu virus"
 

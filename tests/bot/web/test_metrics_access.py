@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from bot.config import ConfigError, load_settings
 from bot.web.app import create_app
-from tests.bot.web.conftest import AppEnv
+from tests.bot.web.app_env import AppEnv
 
 LOOPBACK = ("127.0.0.1", 50000)
 REMOTE = ("203.0.113.5", 50000)

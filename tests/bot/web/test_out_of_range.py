@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bot.web.conftest import AppEnv, Session
+from tests.bot.web.app_env import AppEnv, Session
 
 HUGE = str(2**64 + 7)  # past SQLite's and PostgreSQL's 64-bit integers
 

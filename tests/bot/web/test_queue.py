@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 
 from storage.models import Request
-from tests.bot.web.conftest import AppEnv, Session
+from tests.bot.web.app_env import AppEnv, Session
 
 
 def _queue_ids(html: str) -> list[int]:

@@ -17,15 +17,8 @@ from sqlalchemy import select
 from bot import review
 from bot.report import write_report
 from storage.models import Request, RequestState
-from tests.bot.web import test_browser as shared
-from tests.bot.web.conftest import ADMIN, MODERATOR, AppEnv
+from tests.bot.web.app_env import ADMIN, MODERATOR, AppEnv, log_in
 from tests.bot.web.seed import Spec, seed
-from tests.bot.web.test_browser import log_in
-
-# The browser, the served app and a tab: the fixtures of the other browser tests.
-browser = shared.browser
-base_url = shared.base_url
-page = shared.page
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ import re
 
 from pipeline.records import Tier
 from storage.models import Request, RequestState
-from tests.bot.web.conftest import AppEnv, Session
+from tests.bot.web.app_env import AppEnv, Session
 from tests.bot.web.seed import Spec, seed, seed_bot_request_and_check_run
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from bot import review
 from storage.db import Database, upgrade
 from storage.models import DecisionRow, Request, RequestState
-from tests.bot.web.conftest import ADMIN, MODERATOR, SENIOR, AppEnv, Session
+from tests.bot.web.app_env import ADMIN, MODERATOR, SENIOR, AppEnv, Session
 from tests.bot.web.seed import BLOG, MINISTRY, PAPER, REPLY
 
 

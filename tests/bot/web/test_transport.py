@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from bot import cli
 from bot.config import ConfigError, load_settings
 from bot.web.app import SESSION_COOKIE, create_app
-from tests.bot.web.conftest import ADMIN, MODERATOR, AppEnv, csrf_of, login
+from tests.bot.web.app_env import ADMIN, MODERATOR, AppEnv, csrf_of, login
 
 PROXY = ("127.0.0.1", 50000)
 SHARED = "shared-between-processes-32-bytes+"  # a web secret long enough to be accepted

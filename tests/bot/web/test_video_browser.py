@@ -8,6 +8,7 @@ of the section (docs/moderator-guide.md) there."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,15 +25,10 @@ from pipeline.video.transcribe import build_transcriber
 from storage.images import SqlImageStore
 from testing.fakes.transcription_server import TranscriptionServer
 from testing.video_samples import Scene, render_pictures, scene_image
-from tests.bot.web import test_browser as shared
-from tests.bot.web.conftest import MODERATOR, AppEnv
-from tests.bot.web.test_browser import log_in
-from tests.bot.web.test_queue_browser import SHOTS
-from tests.bot.web.test_videos import put_videos
+from tests.bot.web.app_env import MODERATOR, AppEnv, log_in
+from tests.bot.web.video_trace import put_videos
 
-browser = shared.browser
-base_url = shared.base_url
-page = shared.page
+SHOTS = os.environ.get("FACTNOTE_SCREENSHOTS", "")  # a folder for the guide's picture, if set
 
 pytestmark = [pytest.mark.browser, pytest.mark.process]
 

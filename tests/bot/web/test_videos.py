@@ -22,29 +22,15 @@ from pipeline.records import Post, Video
 from pipeline.video.reader import VideoReader
 from pipeline.video.records import KeyframeReport, VideoFinding, VideoReport
 from storage.images import SqlImageStore
-from storage.models import DecisionRow, ImageRow
+from storage.models import ImageRow
 from testing.image_samples import encode
 from testing.video_samples import render_pictures
-from tests.bot.web.conftest import AppEnv, Session
+from tests.bot.web.app_env import AppEnv, Session
+from tests.bot.web.video_trace import put_videos
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 CLIP = "https://video.example/clips/mast.mp4"
 FACT_CHECK = "https://factcheck-desk.example/checks/northvale-5g-birds"
-
-
-def put_videos(app_env: AppEnv, reports: list[VideoReport]) -> int:
-    """The reports in the latest decision trace of the request awaiting review, as the
-    check stores them; the request's id."""
-    rid = app_env.world.ids["review_local"]
-    with app_env.db.session() as session:
-        decision = session.scalars(
-            select(DecisionRow).where(DecisionRow.request_id == rid).order_by(DecisionRow.id.desc())
-        ).first()
-        assert decision is not None
-        videos = [r.model_dump(mode="json") for r in reports]
-        decision.trace = {**decision.trace, "videos": videos}
-        session.commit()
-    return rid
 
 
 def captioned_report() -> VideoReport:

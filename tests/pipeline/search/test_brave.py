@@ -3,7 +3,7 @@ from functools import partial
 
 import httpx
 
-from tests.pipeline.search.test_providers_common import Script, answered_by
+from tests.pipeline.search.scripted import Script, answered_by
 
 make = partial(answered_by, "brave")
 

@@ -18,7 +18,7 @@ from pipeline.search.base import MAX_RESPONSE_BYTES, RetryPolicy, SearchError
 from pipeline.search.searxng import SearxngSearch
 from pipeline.search.tiered import TieredSearch
 from testing.fakes.http_server import LocalHTTPServer, Route
-from tests.pipeline.search.test_tiered import DictRater
+from tests.pipeline.search.scripted import DictRater
 
 ANSWER = {
     "results": [

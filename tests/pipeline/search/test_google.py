@@ -4,7 +4,7 @@ from functools import partial
 import httpx
 import pytest
 
-from tests.pipeline.search.test_providers_common import Script, answered_by, fixture_response
+from tests.pipeline.search.scripted import Script, answered_by, fixture_response
 
 make = partial(answered_by, "google")
 fixture = partial(fixture_response, "google")

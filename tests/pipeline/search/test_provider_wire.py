@@ -11,7 +11,7 @@ from typing import NamedTuple
 import httpx
 import pytest
 
-from tests.pipeline.search.test_providers_common import KEY, Script, answered_by, fixture_response
+from tests.pipeline.search.scripted import KEY, Script, answered_by, fixture_response
 
 QUERY = "measles vaccine autism"
 CDC = "https://www.cdc.gov/vaccine-safety/about/autism.html"

@@ -11,7 +11,7 @@ from pipeline.search.brave import BraveSearch
 from pipeline.search.registry import build_providers
 from pipeline.search.searxng import SearxngSearch
 from pipeline.search.serper import SerperSearch
-from tests.pipeline.search.test_providers_common import CFG, FIXTURES, Script
+from tests.pipeline.search.scripted import CFG, FIXTURES, Script
 
 
 class StubLocal:

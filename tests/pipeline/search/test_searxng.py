@@ -5,7 +5,7 @@ import pytest
 
 from pipeline.search.base import SearchError
 from pipeline.search.searxng import SearxngSearch
-from tests.pipeline.search.test_providers_common import CFG, Script, fixture_response
+from tests.pipeline.search.scripted import CFG, Script, fixture_response
 
 
 def make(script: Script, url: str = "http://searx.test:8888") -> SearxngSearch:

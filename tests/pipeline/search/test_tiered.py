@@ -1,8 +1,6 @@
 """TieredSearch over the real HTTP providers, each answering from a MockTransport."""
 
 import json
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -14,30 +12,7 @@ from pipeline.search.google import GoogleSearch
 from pipeline.search.searxng import SearxngSearch
 from pipeline.search.serper import SerperSearch
 from pipeline.search.tiered import TieredSearch
-from tests.pipeline.search.test_providers_common import CFG, FIXTURES, Script
-
-TABLE = {
-    "acpjournals.org": Tier.HIGH,
-    "cdc.gov": Tier.HIGH,
-    "theguardian.com": Tier.HIGH,
-    "example-news.com": Tier.MEDIUM,
-}
-
-
-@dataclass(frozen=True)
-class Rating:
-    tier: Tier
-    domain: str
-
-
-class DictRater:
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def lookup(self, url: str) -> Rating:
-        self.calls.append(url)
-        host = (urlsplit(url).hostname or "").removeprefix("www.")
-        return Rating(TABLE.get(host, Tier.UNKNOWN), host)
+from tests.pipeline.search.scripted import CFG, FIXTURES, DictRater, Script
 
 
 def ok(fixture: str) -> httpx.Response:
