@@ -124,7 +124,10 @@ _CONTRACTION_RE = re.compile(r"\w+n['’]t\b", re.IGNORECASE)
 # ("Don't drink cold water after a meal" states the claim, it does not deny it).
 _NOT_DENIALS = re.compile(
     r"\b(?:nothing (?:more|less|other) than|nothing but|if not (?:the|a|an|all|most|more)"
-    r"|not only|not just|not least|no doubt|no wonder|no matter|none other than|not to mention)\b"
+    r"|not only|not just|not least|no doubt|no wonder|no matter|none other than|not to mention"
+    r"|(?:can't|cannot|can not) wait)\b"
+    # "non-binary", "non-citizens": a prefix of one word, no denial of the sentence.
+    r"|\bnon-(?=\w)"
     r"|(?:^|(?<=[.!?:;…]\s))(?:don't|do not|never)\b",
     re.IGNORECASE,
 )
@@ -202,6 +205,12 @@ def scoped_cues(text: str, other: str) -> list[str]:
 # "ended"/"banned", "no country … more than" for "the largest", "no risk" for "safe". Such a
 # "no" is no negation cue when the other text has the positive word and this one does not
 # ("no longer banned" still denies "banned").
+_BANNED = re.compile(
+    r"\b(?:ban|bans|banned|banning|block|blocks|blocked|blocking|prohibit|prohibits|prohibited"
+    r"|forbid|forbids|forbidden|disallow|disallows|disallowed|outlaw|outlawed|bar|barred"
+    r"|refuse|refuses|refused)\b",
+    re.IGNORECASE,
+)
 _POSITIVE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str], str | None], ...] = (
     (
         re.compile(r"\bno longer\b", re.IGNORECASE),
@@ -212,6 +221,23 @@ _POSITIVE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str], str | None], ...]
         re.compile(r"\bno (?:\w+ ){1,4}?(?:more|less|fewer|\w{2,}er) (?:\w+ ){0,3}?than\b", re.I),
         re.compile(r"\b(?:most|least|fewest|\w{2,}est)\b", re.IGNORECASE),
         None,
+    ),
+    (
+        # "did not allow", "won't be permitted", "denied" for "banned", "blocked", "prohibited"
+        re.compile(
+            r"\b(?:(?:do|does|did|is|are|was|were|will|would|can|could|should) not|\w+n't|never)"
+            r" (?:be |been )?(?:allow|allows|allowed|allowing|permit|permits|permitted)\b"
+            r"|\bden(?:y|ies|ied|ying)\b",
+            re.IGNORECASE,
+        ),
+        _BANNED,
+        "banned",
+    ),
+    (
+        # "don't want them to get it" for "prevent them from getting it"
+        re.compile(r"\b(?:(?:do|does|did) not|don't|doesn't|didn't) want\b", re.IGNORECASE),
+        re.compile(r"\b(?:prevent|prevents|prevented|preventing|stop|stops|stopped)\b", re.I),
+        "want to prevent",
     ),
     (
         re.compile(r"\bno (?:special |real |serious |health )?(?:risk|danger|threat)\b", re.I),

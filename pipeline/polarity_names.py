@@ -39,6 +39,11 @@ _NAME_RE = re.compile(r"[^\W\d_][^\W_]*(?:['’-][^\W\d_]+)*", re.UNICODE)
 _STEM = 4
 _ENDING = 3
 _MAX_SUBSTITUTION = 3  # words on each side of an aligned replacement that can hold a name
+# Texts line up when this share of their words aligns. A tweet that wraps the claim in its own
+# words aligns little, and difflib then pairs unrelated stretches: on the CheckThat! train
+# tweets "'donald' in place of 'bombshell'", "'america' in place of 'is'" demoted right
+# matches (issue 29).
+_LINED_UP = 0.5
 _VERBATIM = 0.8  # share of aligned words that makes a post a near-verbatim copy of a claim
 _VERBATIM_MIN_WORDS = 3
 
@@ -118,6 +123,14 @@ _TITLES = _set(
     "saint his her highness majesty excellency vice deputy chief former it's that's "
     "there's what's"
 )
+# Abbreviated ranks and roles that Snopes writes before a name ("U.S. Rep. Ilhan Omar", "Actor
+# Jeff Goldblum"); a post names the person without them. Only before another word of the name
+# are they titles: alone ("the state of Rep") they may stand for a name.
+_NAME_TITLES = _set(
+    "sen rep reps gen gov lt col sgt capt rev jr congressman congresswoman representative "
+    "actor actress astronaut economist singer rapper comedian anchor journalist reporter "
+    "professor activist"
+)
 # Titles that stand for a person's first name ("President Biden" for "Joe Biden").
 _PERSON_TITLES = _set(
     "president pope minister king queen prince princess governor chancellor senator mayor "
@@ -184,9 +197,10 @@ def _parts(name: str, negations: frozenset[str]) -> list[str]:
     parts = re.split(r"[\s'’-]+", re.sub(r"['’]s\b", "", name.casefold()))
     return [
         p
-        for p in parts
+        for n, p in enumerate(parts)
         if (len(p) >= 3 or (len(p) >= 2 and name.isupper()))
         and p not in _TITLES
+        and (p not in _NAME_TITLES or n == len(parts) - 1)
         and (name.isupper() or not _not_name(p, negations))
     ]
 
@@ -318,6 +332,8 @@ def _substituted(post: str, claim: str, named: set[str], their_named: set[str]) 
     what the claim is about."""
     ours, theirs = _words(post), _words(claim)
     matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+    if matcher.ratio() < _LINED_UP:
+        return None
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "replace" or i2 - i1 > _MAX_SUBSTITUTION or j2 - j1 > _MAX_SUBSTITUTION:
             continue

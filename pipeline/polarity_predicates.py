@@ -50,13 +50,15 @@ protect protects protected protecting | prevent prevents prevented guard guards 
     shields safeguard safeguards against good benefit benefits
 ban bans banned banning prohibit prohibits prohibited outlaw outlaws outlawed forbid \
     forbids forbidden | illegal block blocks blocked halt halts halted restrict restricts \
-    restricted longer
+    restricted longer disallow disallows disallowed deny denies denied refuse refuses refused \
+    remove removes removed take taken took barred allow allowed allowing
 spread spreads spreading transmit transmits transmitted transmitting transmission | carry \
     carries carried infect infects infected pass passes passed cause causes caused
 contain contains contained containing | include includes included ingredient ingredients \
     inside made have has hold holds in with
 visible | see seen sees spot spotted view viewed observe observed photograph photographed
-endorse endorses endorsed endorsement | back backs backed support supports supported backing
+endorse endorses endorsed endorsement | back backs backed support supports supported backing \
+    vote votes voted voting
 legalise legalises legalised legalize legalizes legalized legalisation legalization | legal \
     allow allows allowed permit permits permitted decriminalise decriminalised \
     decriminalize decriminalized
@@ -89,7 +91,12 @@ _DETERMINERS = frozenset(["the", "a", "an", "its", "their", "his", "her", "this"
 
 def _words(text: str) -> list[str]:
     plain = strip_links(unicodedata.normalize("NFKC", text)).casefold().replace("’", "'")
-    return _WORD_RE.findall(plain)
+    # The second half of a compound describes a noun ("cancer-causing agents",
+    # "bacteria-killing ammonia"); it asserts nothing of the text's subject.
+    return _WORD_RE.findall(_COMPOUND_RE.sub(" ", plain))
+
+
+_COMPOUND_RE = re.compile(r"(?<=\w)-\w+")
 
 
 def _asserted(words: list[str], said: frozenset[str]) -> set[str]:

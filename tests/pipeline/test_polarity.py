@@ -126,3 +126,45 @@ def test_negation_cues_count_contractions_and_phrases() -> None:
 def test_a_mismatch_says_what_differs() -> None:
     [mismatch] = compare("Sales fell by 5%.", "Sales rose by 5%.")
     assert str(mismatch) == "antonym: post says 'fell', fact-checked claim says 'rose'"
+
+
+@pytest.mark.parametrize(
+    ("post", "claim"),
+    [
+        # Real CheckThat! 2022 train tweets whose fact-check was their right match (issue 29).
+        (
+            "BOMBSHELL: Trump and Putin Spotted at Swiss Resort Prior to Election - Salt Lake "
+            "City Guardian",
+            "Donald Trump was spotted at a Swiss resort with Vladimir Putin before the 2016 "
+            "election.",
+        ),
+        (
+            "iCarly child star MIRANDA COSGROVE has been ARRESTED for prostitution",
+            "Actress Miranda Cosgrove was arrested for prostitution in July 2017.",
+        ),
+    ],
+)
+def test_a_post_that_wraps_the_claim_in_its_own_words_substitutes_no_name(
+    post: str, claim: str
+) -> None:
+    # The tweet aligns with the claim on too few words for a name to stand "in place of" a word.
+    assert MismatchKind.ENTITY not in {m.kind for m in compare(post, claim)}
+
+
+@pytest.mark.parametrize(
+    ("post", "claim"),
+    [
+        (
+            "The state of Rep is currently conducting house-to-house confiscations.",
+            "The state of New Jersey is currently conducting house-to-house confiscations.",
+        ),
+        (
+            "U.S. Sen. Elizabeth Warren said taxpayers must fund it.",
+            "U.S. Sen. Bernie Sanders said taxpayers must fund it.",
+        ),
+    ],
+)
+def test_a_rank_standing_alone_or_before_another_person_is_still_a_swap(
+    post: str, claim: str
+) -> None:
+    assert MismatchKind.ENTITY in {m.kind for m in compare(post, claim)}
