@@ -162,6 +162,7 @@ ADMIN_ROUTES = {
     ("POST", "/admin/posting/resume"),
     ("POST", "/admin/posting/mode"),
     ("POST", "/admin/users/{username}/role"),
+    ("POST", "/admin/users/{username}/password"),
     ("GET", "/admin/settings"),
     ("POST", "/admin/settings"),
     ("POST", "/admin/settings/reset"),
