@@ -25,7 +25,6 @@ from typing import Any
 from apscheduler.job import Job
 from apscheduler.schedulers.base import BaseScheduler
 from pydantic import ValidationError
-from sqlalchemy import String, cast, literal, select
 
 from bot.config import Settings
 from bot.memory_store import StoredMemory, distilled, judgment_from_row, save_judgment
@@ -34,10 +33,10 @@ from pipeline.llm import CallLedger, LLMClient, LLMError
 from pipeline.memory import Episode, MemoryItem, distill, edit_diff
 from pipeline.memory_checks import stranger_texts
 from pipeline.records import Decision, Post
+from storage import memory as memory_db
 from storage.db import Database
-from storage.models import DecisionRow, MemorySource, ReviewAction
-from storage.models import Judgment as JudgmentRow
 from storage.models import Request as RequestRow
+from storage.models import ReviewAction
 from storage.repositories import decision_from_row, latest_decision
 
 log = logging.getLogger(__name__)
@@ -130,11 +129,7 @@ def learn_from_reviews(
     if memory.cfg.mode != "learn":
         return report
     with db.session() as session:
-        actions = session.scalars(
-            select(ReviewAction)
-            .where(ReviewAction.action.in_(LEARNED_ACTIONS))
-            .order_by(ReviewAction.id)
-        ).all()
+        actions = memory_db.review_actions(session, LEARNED_ACTIONS)
         done = distilled(db, [f"review:{a.id}" for a in actions])
         pending = [a for a in actions if f"review:{a.id}" not in done][:limit]
         episodes = [
@@ -180,15 +175,9 @@ def judge_decisions(
     """Judges the latest replies and abstentions not judged yet (newest first), stores each
     judgment with its decision, and learns from it (`learn_from_judgment`)."""
     report = LearnReport()
-    judged = select(JudgmentRow.decision_id)
     with db.session() as session:
-        rows = session.scalars(
-            select(DecisionRow)
-            .where(DecisionRow.status.in_([s.value for s in JUDGED_STATUSES]))
-            .where(DecisionRow.id.not_in(judged))
-            .order_by(DecisionRow.id.desc())
-            .limit(limit)
-        ).all()
+        statuses = [s.value for s in JUDGED_STATUSES]
+        rows = memory_db.unjudged_decisions(session, statuses, limit)
         work = [(r.id, decision_from_row(r), checked_post(r.request)) for r in rows]
     for decision_id, decision, post in work:
         if post is None:
@@ -224,15 +213,8 @@ def learn_from_judgments(
     report = LearnReport()
     if memory.cfg.mode != "learn":
         return report
-    source = literal("decision:") + cast(JudgmentRow.decision_id, String)
     with db.session() as session:
-        rows = session.execute(
-            select(JudgmentRow, DecisionRow)
-            .join(DecisionRow, DecisionRow.id == JudgmentRow.decision_id)
-            .where(source.not_in(select(MemorySource.source)))
-            .order_by(JudgmentRow.id)
-            .limit(limit)
-        ).all()
+        rows = memory_db.undistilled_judgments(session, limit)
         work = {
             d.id: (decision_from_row(d), judgment_from_row(j), checked_post(d.request))
             for j, d in rows

@@ -23,18 +23,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
-
 from pipeline.config import MemoryConfig
 from pipeline.judge import Judgment
 from pipeline.memory import STATUSES, MemoryIndex, MemoryItem, Mode, Phase
 from pipeline.records import utcnow
 from pipeline.relevance import Embedder
-from storage.db import Database
-from storage.models import DecisionRow, MemoryItemRow, MemorySource, ReviewAction, SettingChange
+from storage import memory as memory_db
+from storage.db import Database, Session
 from storage.models import Judgment as JudgmentRow
+from storage.models import MemoryItemRow, SettingChange
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +81,7 @@ class StoredMemory:
 
     def _load(self) -> MemoryIndex:
         with self.db.session() as session:
-            rows = session.scalars(select(MemoryItemRow)).all()
-            items = [item_from_row(r) for r in rows]
+            items = [item_from_row(r) for r in memory_db.item_rows(session)]
         return MemoryIndex(self.cfg, items, embedder=self._embedder)
 
     # -- the bank ---------------------------------------------------------------------------
@@ -94,7 +90,7 @@ class StoredMemory:
         if time.monotonic() - self._refreshed >= self.refresh_s:
             try:
                 self.refresh()
-            except SQLAlchemyError as exc:  # a check goes on with the view it has
+            except memory_db.StoreError as exc:  # a check goes on with the view it has
                 log.warning("memory: could not refresh from the database: %s", exc)
         with self._lock:
             return self.index.search(phase, query, k)
@@ -106,8 +102,7 @@ class StoredMemory:
         with self._lock:  # read under the lock: an item learned meanwhile is not taken as gone
             self._refreshed = time.monotonic()  # a failed read is tried again in refresh_s
             with self.db.session() as session:
-                query = select(MemoryItemRow.id, MemoryItemRow.disabled, MemoryItemRow.status)
-                stored = {item_id: (off, status) for item_id, off, status in session.execute(query)}
+                stored = memory_db.item_states(session)
             if set(stored) - {i.id for i in self.index.items} or any(
                 stored[i.id][1] != i.status for i in self.index.items if i.id in stored
             ):
@@ -144,9 +139,8 @@ class StoredMemory:
             with self.db.transaction() as session:
                 for item in kept:
                     _write(session, item)
-                if removed:
-                    session.execute(delete(MemoryItemRow).where(MemoryItemRow.id.in_(removed)))
-                session.merge(MemorySource(source=source, items=len(kept), distilled_at=utcnow()))
+                memory_db.delete_items(session, removed)
+                memory_db.mark_distilled(session, source, len(kept), utcnow())
         return kept
 
     def credit(self, ids: Sequence[str], mode: Mode) -> None:
@@ -227,7 +221,7 @@ class StoredMemory:
     def _delete(self, ids: Sequence[str]) -> None:
         if ids:
             with self.db.transaction() as session:
-                session.execute(delete(MemoryItemRow).where(MemoryItemRow.id.in_(list(ids))))
+                memory_db.delete_items(session, ids)
 
 
 # -- governance over the table (the review app; no index loaded) ---------------------------
@@ -238,28 +232,21 @@ def list_items(
 ) -> list[MemoryItem]:
     """Items whose trigger or strategy contains `text` (any case), of `phase`, "enabled",
     "disabled" or one of `pipeline.memory.STATUSES` ("" for any), newest first."""
-    stmt = select(MemoryItemRow).order_by(MemoryItemRow.created_at.desc(), MemoryItemRow.id)
-    if text.strip():
-        needle = f"%{text.strip().lower()}%"
-        stmt = stmt.where(
-            or_(
-                MemoryItemRow.trigger.ilike(needle),
-                MemoryItemRow.strategy.ilike(needle),
-            )
-        )
-    if phase is not None:
-        stmt = stmt.where(MemoryItemRow.phase == phase.value)
-    if status in ("enabled", "disabled"):
-        stmt = stmt.where(MemoryItemRow.disabled.is_(status == "disabled"))
-    elif status in STATUSES:
-        stmt = stmt.where(MemoryItemRow.status == status)
+    disabled = status == "disabled" if status in ("enabled", "disabled") else None
     with db.session() as session:
-        return [item_from_row(r) for r in session.scalars(stmt)]
+        rows = memory_db.matching_items(
+            session,
+            text,
+            phase.value if phase is not None else None,
+            disabled=disabled,
+            status=status if status in STATUSES else None,
+        )
+        return [item_from_row(r) for r in rows]
 
 
 def count_items(db: Database) -> int:
     with db.session() as session:
-        return int(session.scalar(select(func.count()).select_from(MemoryItemRow)) or 0)
+        return memory_db.item_count(session)
 
 
 def get_item(db: Database, item_id: str) -> MemoryItem | None:
@@ -288,17 +275,7 @@ def source_episodes(db: Database, sources: Sequence[str]) -> list[SourceEpisode]
         if kind in ids and number.isdigit():
             ids[kind].append(int(number))
     with db.session() as session:
-        decisions = dict(
-            session.execute(
-                select(DecisionRow.id, DecisionRow.request_id).where(
-                    DecisionRow.id.in_(ids["decision"])
-                )
-            ).all()
-        )
-        reviews = {
-            a.id: (a.request_id, f"{a.action} by {a.actor}")
-            for a in session.scalars(select(ReviewAction).where(ReviewAction.id.in_(ids["review"])))
-        }
+        decisions, reviews = memory_db.episode_requests(session, ids["decision"], ids["review"])
     found: list[SourceEpisode] = []
     for source in sources:
         kind, _, number = source.partition(":")
@@ -411,12 +388,8 @@ def governance_log(
 ) -> list[SettingChange]:
     """The latest disables, enables and deletions (of one item, or of all), newest first."""
     key = CHANGE_PREFIX + item_id if item_id else None
-    stmt = select(SettingChange).order_by(SettingChange.created_at.desc(), SettingChange.id.desc())
-    stmt = stmt.where(
-        SettingChange.key == key if key else SettingChange.key.startswith(CHANGE_PREFIX)
-    )
     with db.session() as session:
-        return list(session.scalars(stmt.limit(limit)))
+        return memory_db.changes(session, CHANGE_PREFIX, key, limit)
 
 
 def distilled(db: Database, sources: Sequence[str]) -> set[str]:
@@ -424,10 +397,7 @@ def distilled(db: Database, sources: Sequence[str]) -> set[str]:
     if not sources:
         return set()
     with db.session() as session:
-        found = session.scalars(
-            select(MemorySource.source).where(MemorySource.source.in_(list(sources)))
-        )
-        return set(found)
+        return memory_db.distilled_sources(session, sources)
 
 
 # The `Judgment` fields that are columns of `judgments` (queried); the rest go in `detail`.
@@ -450,12 +420,7 @@ def save_judgment(db: Database, decision_id: int, judgment: Judgment) -> int:
 
 def judgments_of(db: Database, decision_id: int) -> list[Judgment]:
     with db.session() as session:
-        rows = session.scalars(
-            select(JudgmentRow)
-            .where(JudgmentRow.decision_id == decision_id)
-            .order_by(JudgmentRow.id)
-        ).all()
-        return [judgment_from_row(r) for r in rows]
+        return [judgment_from_row(r) for r in memory_db.judgment_rows(session, decision_id)]
 
 
 def judgment_from_row(row: JudgmentRow) -> Judgment:

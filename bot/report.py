@@ -21,8 +21,6 @@ from markupsafe import Markup
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
-from sqlalchemy import select
-from sqlalchemy.orm import Session, defer, selectinload
 
 from bot.report_batches import BATCH, Merged, filled_days
 from bot.report_detail import (
@@ -41,9 +39,11 @@ from bot.report_notes import NotesSummary, notes_summary
 from bot.report_video import VideoCounts, video_counts
 from bot.summary import CLI_PLATFORM
 from pipeline.records import TIER_RANK, Tier, utcnow
-from storage.db import Database
+from storage import report as report_db
+from storage.db import Database, Session
 from storage.metric_totals import guard_rule, guard_rules
-from storage.models import DecisionRow, Request, RequestEvent, RequestState, ReviewAction
+from storage.models import Request, RequestState, ReviewAction
+from storage.requests import review_actions_of
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -206,21 +206,7 @@ def collect(db: Database, since: datetime | None = None, now: datetime | None = 
 
 def _batch(session: Session, after: int, since: datetime | None) -> list[Request]:
     """The next requests after id `after`, with their decisions (no traces) and evidence."""
-    stmt = (
-        select(Request)
-        .options(
-            defer(Request.summons),
-            selectinload(Request.decisions).options(
-                defer(DecisionRow.trace), selectinload(DecisionRow.evidence)
-            ),
-        )
-        .where(Request.id > after)
-        .order_by(Request.id)
-        .limit(BATCH)
-    )
-    if since is not None:
-        stmt = stmt.where(Request.created_at >= since)
-    return list(session.scalars(stmt))
+    return report_db.request_batch(session, after, since, BATCH)
 
 
 def _summarise_batch(
@@ -228,27 +214,11 @@ def _summarise_batch(
 ) -> tuple[ReportData, ChecksSummary]:
     ids = [r.id for r in requests]
     actions: dict[int, list[ReviewAction]] = {}
-    for action in session.scalars(
-        select(ReviewAction).where(ReviewAction.request_id.in_(ids)).order_by(ReviewAction.id)
-    ):
+    for action in review_actions_of(session, ids):
         actions.setdefault(action.request_id, []).append(action)
-    entered: dict[int, list[datetime]] = {}
-    for request_id, at in session.execute(
-        select(RequestEvent.request_id, RequestEvent.at).where(
-            RequestEvent.request_id.in_(ids),
-            RequestEvent.to_state == RequestState.AWAITING_REVIEW.value,
-        )
-    ):
-        entered.setdefault(request_id, []).append(at)
+    entered = report_db.entered(session, ids, RequestState.AWAITING_REVIEW.value)
     # Only the guard reports of each trace, extracted in SQL: a trace is tens of kB.
-    guard = {
-        decision_id: reports or []
-        for decision_id, reports in session.execute(
-            select(DecisionRow.id, DecisionRow.trace["guard"]).where(
-                DecisionRow.request_id.in_(ids)
-            )
-        )
-    }
+    guard = report_db.guard_reports(session, ids)
     bot = [r for r in requests if r.platform != CLI_PLATFORM]
     data = _summarise(bot, actions, since, generated, entered, guard)
     data.transitions = transitions(session, [r.id for r in bot], data.drill)

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from sys import intern
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from storage.models import DecisionRow, Request, RequestEvent, ReviewAction
+from storage import report as report_db
+from storage.db import Session
+from storage.models import DecisionRow, Request, ReviewAction
 
 # Moderator actions that decide a draft (the others leave it open).
 DECIDING = ("approve", "reject")
@@ -219,17 +218,7 @@ def transitions(session: Session, request_ids: Sequence[int], drill: Drill) -> C
     counts: Counter[str] = Counter()
     if not request_ids:
         return counts
-    rows = session.execute(
-        select(
-            RequestEvent.request_id,
-            RequestEvent.from_state,
-            RequestEvent.to_state,
-            RequestEvent.actor,
-        )
-        .where(RequestEvent.request_id.in_(list(request_ids)))
-        .order_by(RequestEvent.request_id, RequestEvent.id)
-    )
-    for request_id, from_state, to_state, actor in rows:
+    for request_id, from_state, to_state, actor in report_db.events(session, request_ids):
         label = f"{from_state or 'new'} -> {to_state} ({actor.partition(':')[0]})"
         counts[label] += 1
         drill.add(f"transition:{label}", request_id)

@@ -15,11 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from bot.report_detail import Drill
-from storage.models import XNote, XNoteEvaluation
+from storage import report as report_db
+from storage.db import Session
 
 AWAITING = "awaiting ratings"
 UNSYNCED = "not synced yet"
@@ -70,13 +68,9 @@ class NotesSummary:
 def notes_summary(session: Session, since: datetime | None, drill: Drill) -> NotesSummary:
     """The notes drafted since `since` (all when None); their requests go into `drill` under
     "note:<state>", "note_status:<status>" and "note_rating:<rating>"."""
-    stmt = select(XNote).order_by(XNote.id)
-    evals = select(XNoteEvaluation)
-    if since is not None:
-        stmt = stmt.where(XNote.drafted_at >= since)
-        evals = evals.where(XNoteEvaluation.evaluated_at >= since)
+    notes, evaluations = report_db.notes_since(session, since)
     summary = NotesSummary()
-    for note in session.scalars(stmt):
+    for note in notes:
         summary.drafted += 1
         summary.states[note.state] += 1
         summary.tags.update(str(t) for t in note.misleading_tags or [])
@@ -94,7 +88,7 @@ def notes_summary(session: Session, since: datetime | None, drill: Drill) -> Not
         if note.request_id is not None:
             for key in keys:
                 drill.add(key, note.request_id)
-    for evaluation in session.scalars(evals):
+    for evaluation in evaluations:
         summary.evaluated += 1
         if evaluation.score is None:
             summary.evaluate_errors += 1

@@ -18,14 +18,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from adapters.base import VIDEO_KINDS
 from bot.report_detail import Drill
 from pipeline.lexical import terms
 from pipeline.video.records import VideoReport
-from storage.models import DecisionRow, Request
+from storage import report as report_db
+from storage.db import Session
+from storage.models import Request
 
 OVER_CAP = re.compile(
     r"over the cap of|runs past the cap|pixels a frame|over the pixel cap|: over \d+ bytes"
@@ -79,11 +79,7 @@ def video_counts(session: Session, requests: Sequence[Request], drill: Drill) ->
     latest = {max(d.id for d in r.decisions): r.id for r in requests if r.decisions}
     traces: dict[int, tuple[Any, Any]] = {}
     if latest:
-        rows = session.execute(
-            select(
-                DecisionRow.id, DecisionRow.trace["videos"], DecisionRow.trace["analysis"]
-            ).where(DecisionRow.id.in_(latest))
-        )
+        rows = report_db.video_traces(session, list(latest))
         traces = {latest[i]: (videos, analysis) for i, videos, analysis in rows}
     for request in requests:
         videos, analysis = traces.get(request.id, (None, None))

@@ -263,6 +263,12 @@ def at_head(engine: Engine) -> bool:
         return list(stamped) == [head]
 
 
+def ping(session: Session) -> None:
+    """Asks the database the cheapest question; raises when it cannot answer (a health
+    probe)."""
+    session.execute(text("SELECT 1"))
+
+
 @dataclass
 class TransactionNotes:
     """What a transaction noted for its end, kept on its session until it commits or rolls

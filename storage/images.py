@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Collection
 from datetime import UTC, datetime
 from functools import cache
 
@@ -22,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from pipeline.records import SeenImage, merged_sighting, ranked_by_cosine
 from storage.db import Database
@@ -138,6 +140,35 @@ class SqlImageStore:
         """Our stored copy of the picture, if one was kept (the review app serves it)."""
         with self._db.session() as session:
             return session.scalar(select(ImageRow.content).where(ImageRow.sha256 == sha256))
+
+
+def stored_copies(session: Session, hashes: Collection[str]) -> set[str]:
+    """Which of the images `hashes` (sha256) have our copy stored."""
+    if not hashes:
+        return set()
+    return set(
+        session.scalars(
+            select(ImageRow.sha256).where(
+                ImageRow.sha256.in_(list(hashes)), ImageRow.content.is_not(None)
+            )
+        )
+    )
+
+
+def copies_by_phash(session: Session, phashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+    """(sha256, source) of the stored copies with each of `phashes`, first seen first, by
+    pHash."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    if not phashes:
+        return found
+    rows = session.execute(
+        select(ImageRow.phash, ImageRow.sha256, ImageRow.source)
+        .where(ImageRow.phash.in_(list(phashes)), ImageRow.content.is_not(None))
+        .order_by(ImageRow.seen_at)
+    )
+    for phash, sha, source in rows:
+        found.setdefault(phash, []).append((sha, source))
+    return found
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

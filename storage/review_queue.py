@@ -396,3 +396,10 @@ def platforms(session: Session) -> list[str]:
     after = select(func.min(Request.platform)).where(Request.platform > step.c.platform)
     found = step.union_all(select(after.scalar_subquery()).where(step.c.platform.is_not(None)))
     return sorted(session.scalars(select(found.c.platform).where(found.c.platform.is_not(None))))
+
+
+def requests_by_id(session: Session, ids: Sequence[int]) -> dict[int, Request]:
+    """The requests of `ids` that exist, by id (a bulk action's plan checks each)."""
+    return {
+        row.id: row for row in session.scalars(select(Request).where(Request.id.in_(list(ids))))
+    }

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
-
 from bot import review
 from bot.config import Settings
 from bot.review import Reviewer
 from bot.web import dispatch
 from pipeline.records import GuardReport
+from storage import review_queue
 from storage.db import Database
 from storage.models import Request as RequestRow
 from storage.models import RequestState
@@ -93,10 +92,7 @@ def plan_bulk(db: Database, action: str, ids: list[int]) -> BulkPlan:
     if not wanted:
         return plan
     with db.session() as session:
-        rows = {
-            row.id: row
-            for row in session.scalars(select(RequestRow).where(RequestRow.id.in_(wanted)))
-        }
+        rows = review_queue.requests_by_id(session, wanted)
     for request_id in wanted:
         row = rows.get(request_id)
         if row is None:

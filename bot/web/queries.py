@@ -8,15 +8,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
-
 from bot import review
 from bot.convert import reply_platform
 from bot.lifecycle import Event
 from bot.lifecycle import history as event_log
 from pipeline.records import GuardReport, Passage, Platform
 from pipeline.urls import canonical_url
+from storage import review_item
+from storage.db import Session
 from storage.models import DecisionRow, DocumentRow, EvidenceRow, Request, ReviewAction
 from storage.repositories import snapshot_for
 
@@ -98,21 +97,8 @@ def load_item(session: Session, request_id: int) -> ItemView | None:
     request = session.get(Request, request_id)
     if request is None:
         return None
-    decision = session.scalars(
-        select(DecisionRow)
-        .where(DecisionRow.request_id == request_id)
-        .options(selectinload(DecisionRow.evidence), selectinload(DecisionRow.llm_calls))
-        .order_by(DecisionRow.id.desc())
-        .limit(1)
-    ).first()
-    count = int(
-        session.scalar(
-            select(func.count())
-            .select_from(DecisionRow)
-            .where(DecisionRow.request_id == request_id)
-        )
-        or 0
-    )
+    decision = review_item.latest_decision(session, request_id)
+    count = review_item.decision_count(session, request_id)
     trace: dict[str, Any] = (decision.trace if decision is not None else None) or {}
     evidence = [
         EvidenceView(row=e, snapshot=_snapshot(session, e))
@@ -155,12 +141,7 @@ def _snapshot(session: Session, evidence: EvidenceRow) -> DocumentRow | None:
         key = evidence.url
     found = snapshot_for(session, key, evidence.content_hash)
     if found is None:
-        found = session.scalars(
-            select(DocumentRow)
-            .where(DocumentRow.content_hash == evidence.content_hash)
-            .order_by(DocumentRow.id)
-            .limit(1)
-        ).first()
+        found = review_item.snapshot_by_hash(session, evidence.content_hash)
     return found
 
 

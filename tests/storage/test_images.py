@@ -15,10 +15,17 @@ from sqlalchemy import create_engine, inspect, select, text
 
 from pipeline.records import SeenImage
 from storage.db import Database, alembic_config
-from storage.images import SqlImageStore, band_filter, phash_bands
+from storage.images import (
+    SqlImageStore,
+    band_filter,
+    copies_by_phash,
+    phash_bands,
+    stored_copies,
+)
 from storage.models import ImageRow
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
+LATER = datetime(2026, 11, 30, tzinfo=UTC)
 REVIEW = {"claim_text": "A photo of a flood", "review_url": "https://fc.example/flood"}
 
 
@@ -97,6 +104,20 @@ def test_an_embedding_and_our_copy_fill_in_on_a_later_sighting_and_lookups_skip_
     [(found, _)] = store.near("8f373714acfcf4d0", 0)
     assert found.source == "post" and found.embedder == "m1" and found.content is None
     assert store.content("a" * 64) == b"j" and store.content("b" * 64) is None
+
+
+def test_only_images_with_our_copy_count_as_stored_and_copies_group_by_phash(
+    db: Database,
+) -> None:
+    store = SqlImageStore(db)
+    store.add(seen("a", "8f373714acfcf4d0", "v#t=1", content=b"j"))
+    store.add(seen("b", "8f373714acfcf4d0", "w#t=2", content=b"k", seen_at=LATER))
+    store.add(seen("c", "0000000000000000", "no copy"))
+    with db.session() as session:
+        assert stored_copies(session, {"a" * 64, "c" * 64}) == {"a" * 64}
+        assert stored_copies(session, set()) == set()
+        copies = copies_by_phash(session, {"8f373714acfcf4d0", "0000000000000000"})
+    assert copies == {"8f373714acfcf4d0": [("a" * 64, "v#t=1"), ("b" * 64, "w#t=2")]}
 
 
 def test_the_bands_are_the_four_16_bit_quarters_of_the_hash() -> None:

@@ -16,16 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Depends
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from bot.web.auth import require_user
 from bot.web.context import Moderator
 from pipeline.image_intake import ImageUnreadable, sniff
-from storage.images import SqlImageStore
-from storage.models import ImageRow
+from storage.db import Session
+from storage.images import SqlImageStore, stored_copies
 
 router = APIRouter(dependencies=[Depends(require_user)])
 
@@ -67,17 +65,7 @@ def image_views(session: Session, trace: dict[str, Any] | None) -> list[ImageVie
     of it is stored."""
     reports = [r for r in (trace or {}).get("images") or [] if isinstance(r, dict)]
     hashes = {r["sha256"] for r in reports if isinstance(r.get("sha256"), str)}
-    stored = (
-        set(
-            session.scalars(
-                select(ImageRow.sha256).where(
-                    ImageRow.sha256.in_(hashes), ImageRow.content.is_not(None)
-                )
-            )
-        )
-        if hashes
-        else set()
-    )
+    stored = stored_copies(session, hashes)
     views = []
     for report in reports:
         sha = report.get("sha256") if isinstance(report.get("sha256"), str) else None

@@ -8,12 +8,12 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
-from sqlalchemy import text
 from starlette.responses import Response
 
 from bot.metrics import render
 from bot.web.context import Ctx
 from bot.web.security import bearer_matches, is_local_request
+from storage.db import ping
 
 router = APIRouter()
 
@@ -33,7 +33,7 @@ def favicon() -> FileResponse:
 def healthz(ctx: Ctx) -> JSONResponse:
     try:
         with ctx.db.session() as session:
-            session.execute(text("SELECT 1"))
+            ping(session)
     except Exception as exc:  # the probe reports, it does not raise
         return JSONResponse({"status": "error", "error": type(exc).__name__}, 503)
     return JSONResponse({"status": "ok"})

@@ -17,12 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from bot.web.routes.images import ImageMatchView, match_view
 from pipeline.video.records import KeyframeReport, VideoReport, clock
-from storage.models import ImageRow
+from storage.db import Session
+from storage.images import copies_by_phash
 
 
 @dataclass(frozen=True)
@@ -77,17 +75,7 @@ def _stored_copies(
 ) -> dict[str, list[tuple[str, str]]]:
     """(sha256, source) of the stored copies with each keyframe pHash, by pHash."""
     hashes = {k.phash for r in reports for k in r.keyframes if k.phash}
-    if not hashes:
-        return {}
-    found: dict[str, list[tuple[str, str]]] = {}
-    rows = session.execute(
-        select(ImageRow.phash, ImageRow.sha256, ImageRow.source)
-        .where(ImageRow.phash.in_(hashes), ImageRow.content.is_not(None))
-        .order_by(ImageRow.seen_at)
-    )
-    for phash, sha, source in rows:
-        found.setdefault(phash, []).append((sha, source))
-    return found
+    return copies_by_phash(session, hashes)
 
 
 def _view(report: VideoReport, copies: dict[str, list[tuple[str, str]]]) -> VideoView:
