@@ -37,6 +37,11 @@ OTHER_READERS = frozenset(
         "FACTNOTE_TEST_PG_BIN",
         "FACTNOTE_CRASH_SUMMONS",
         "FACTNOTE_MUSE_DIR",
+        # The benchmarks', evaluation's and tests' data folders and outputs, read beside the bot.
+        "FACTNOTE_CHECKTHAT_DIR",
+        "FACTNOTE_NOTES_TSV",
+        "FACTNOTE_SCREENSHOTS",
+        "FACTNOTE_BLUESKY_NET_CACHE",
     }
 )
 
