@@ -35,6 +35,7 @@ from pydantic_settings import (
 
 from adapters.base import AdapterConfig as AdapterConfig
 from adapters.base import Mode as Mode
+from adapters.base import VideoCaps
 from adapters.bluesky.settings import BlueskyAdapterConfig
 from adapters.local import LocalAdapterConfig
 from adapters.x.settings import XAdapterConfig
@@ -144,6 +145,11 @@ def x_credentials(cfg: XAdapterConfig) -> XCredentials:
         raise ConfigError(f"{FLAT_ENV['x', 'bot_user_id'][0]} must be the numeric user id")
     values["bot_username"] = values["bot_username"].lstrip("@")
     return XCredentials(**values)
+
+
+def video_caps(settings: Settings) -> VideoCaps:
+    """The pipeline's video intake caps, for the adapters that choose a video's file."""
+    return VideoCaps(max_bytes=settings.video.max_bytes, max_seconds=settings.video.max_seconds)
 
 
 def inbox_folder(inbox: str) -> Path:

@@ -8,9 +8,8 @@ from datetime import timedelta
 from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
-from bot.config import Settings, x_credentials
+from bot.config import Settings, video_caps, x_credentials
 from bot.notes_store import SqlNoteStore
-from bot.platforms import video_caps
 from pipeline.records import utcnow
 from storage.db import Database
 

@@ -30,12 +30,12 @@ from datetime import timedelta
 from functools import cache
 from typing import TYPE_CHECKING
 
-from adapters.base import Adapter, Summons, VideoCaps
+from adapters.base import Adapter, Summons
 from adapters.bluesky.settings import BlueskyAdapterConfig
 from adapters.local import LocalAdapterConfig
 from adapters.x.settings import XAdapterConfig
 from adapters.x_notes.settings import XNotesAdapterConfig
-from bot.config import Settings, bluesky_credentials, x_credentials
+from bot.config import Settings, bluesky_credentials, video_caps, x_credentials
 from bot.platform_specs import AdapterSpec, Finish, Finished, Registry, TriagePolicy
 from pipeline.records import Decision, Platform
 
@@ -130,11 +130,6 @@ def _local(settings: Settings) -> Adapter:
 
     local = settings.local
     return LocalAdapter(local.inbox, local.outbox, bot_handle=local.bot_handle)
-
-
-def video_caps(settings: Settings) -> VideoCaps:
-    """The pipeline's video intake caps, for the adapters that choose a video's file."""
-    return VideoCaps(max_bytes=settings.video.max_bytes, max_seconds=settings.video.max_seconds)
 
 
 def _x(settings: Settings) -> Adapter:
