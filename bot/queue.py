@@ -62,6 +62,7 @@ from pipeline.records import utcnow
 from storage.db import PING_AFTER_IDLE_S, Database, DatabaseBusy, notes, retry_when_locked
 from storage.dialect import conninfo, is_postgres
 from storage.models import Request, RequestState
+from storage.overrides import mode_overrides
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +241,7 @@ def _claim_query() -> Select[Any]:
     """The request `claim_request` moves, if claimable now (`:request_id`, `:moment`), with
     what processing needs of it, the mode overrides of its platform included: no query of
     their own."""
-    own_mode, global_mode = overrides.mode_overrides()
+    own_mode, global_mode = mode_overrides()
     return (
         select(
             Request.id,
