@@ -11,10 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
-
 from adapters.base import (
     Adapter,
     PlatformError,
@@ -28,8 +24,10 @@ from adapters.base import (
 from bot import lifecycle
 from bot.convert import claim_key
 from pipeline.records import utcnow
-from storage.db import Database, is_lock_error
-from storage.models import Cursor, RateBudgetRow, Request, RequestState
+from storage import intake as intake_rows
+from storage.db import Database, Session, is_lock_error
+from storage.models import Request, RequestState
+from storage.requests import request_id_for
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +48,7 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
     retries the poll: nothing was committed)."""
     result = PollResult(adapter=adapter.name)
     with db.session() as session:
-        cursor_row = session.get(Cursor, adapter.name)
+        cursor_row = intake_rows.cursor(session, adapter.name)
         now = utcnow()
         if cursor_row is not None and cursor_row.next_poll_at and cursor_row.next_poll_at > now:
             result.error = f"rate limited until {cursor_row.next_poll_at.isoformat()}"
@@ -94,13 +92,12 @@ def poll(adapter: Adapter, db: Database, mode: str) -> PollResult:
                     stored += 1
         result.seen = len(fetched.summons)
         result.new = stored
-        row = session.get(Cursor, adapter.name) or Cursor(adapter=adapter.name)
+        row = intake_rows.cursor_to_write(session, adapter.name)
         if fetched.cursor is not None:
             row.cursor = fetched.cursor
         row.last_poll_at = utcnow()
         row.last_poll_count = result.new
         row.next_poll_at = None
-        session.add(row)
         _store_budgets(session, adapter.name, budgets)
     if unstored:
         result.error = f"{len(unstored)} summons could not be stored: {', '.join(unstored)}"
@@ -119,7 +116,7 @@ def _store_all(session: Session, fetched: list[Summons], mode: str) -> int | Non
         return 0
     try:
         with session.begin_nested():
-            seen = _stored_before(session, fetched)
+            seen = intake_rows.stored_before(session, [(s.platform, s.id) for s in fetched])
             fresh: dict[tuple[str, str], Summons] = {}
             for summons in fetched:
                 key = (summons.platform, summons.id)
@@ -128,10 +125,9 @@ def _store_all(session: Session, fetched: list[Summons], mode: str) -> int | Non
             if not fresh:
                 return 0
             # The ids come back with their keys: no need for them in the order sent.
-            ids = session.execute(
-                insert(Request).returning(Request.id, Request.platform, Request.summons_id),
-                [_request_values(s, mode) for s in fresh.values()],
-            ).all()
+            ids = intake_rows.insert_requests(
+                session, [_request_values(s, mode) for s in fresh.values()]
+            )
             lifecycle.created_rows(
                 session,
                 [
@@ -153,21 +149,6 @@ def _store_all(session: Session, fetched: list[Summons], mode: str) -> int | Non
     return len(ids)
 
 
-def _stored_before(session: Session, fetched: list[Summons]) -> set[tuple[str, str]]:
-    """(platform, summons id) of the fetched summons that have a request already."""
-    seen: set[tuple[str, str]] = set()
-    for platform in {s.platform for s in fetched}:
-        ids = [s.id for s in fetched if s.platform == platform]
-        for start in range(0, len(ids), 500):
-            rows = session.scalars(
-                select(Request.summons_id).where(
-                    Request.platform == platform, Request.summons_id.in_(ids[start : start + 500])
-                )
-            )
-            seen.update((platform, summons_id) for summons_id in rows)
-    return seen
-
-
 def _new_request(summons: Summons, mode: str) -> Request:
     return Request(**_request_values(summons, mode))
 
@@ -187,23 +168,17 @@ def _request_values(summons: Summons, mode: str) -> dict[str, Any]:
 
 def _store(session: Session, summons: Summons, mode: str) -> Request | None:
     """The new request for `summons`, or None when it was stored before."""
-    exists = session.scalars(
-        select(Request.id).where(
-            Request.platform == summons.platform, Request.summons_id == summons.id
-        )
-    ).first()
-    if exists is not None:
+    if request_id_for(session, summons.platform, summons.id) is not None:
         return None
     request = _new_request(summons, mode)
     # A savepoint, so a concurrent intake that inserted the same summons first only undoes
     # this one row.
-    try:
-        with session.begin_nested():
-            session.add(request)
-            lifecycle.created(session, request, _intake(summons), f"summons {summons.id}")
-    except IntegrityError:
-        return None
-    return request
+    taken = intake_rows.add_unless_taken(
+        session,
+        request,
+        lambda r: lifecycle.created(session, r, _intake(summons), f"summons {summons.id}"),
+    )
+    return request if taken else None
 
 
 def _store_unstorable(
@@ -215,11 +190,7 @@ def _store_unstorable(
     key = storable(summons.id)[:128]
     reason = storable(f"could not store the summons: {type(exc).__name__}: {exc}")[:1000]
     try:
-        if session.scalars(
-            select(Request.id).where(
-                Request.platform == summons.platform, Request.summons_id == key
-            )
-        ).first():
+        if request_id_for(session, summons.platform, key):
             return None
         request = Request(
             platform=summons.platform,
@@ -257,7 +228,7 @@ def _intake(summons: Summons) -> lifecycle.Actor:
 
 def _record_poll_error(db: Database, adapter: str, error: str, reset_at: datetime | None) -> None:
     with db.transaction() as session:
-        row = session.get(Cursor, adapter) or Cursor(adapter=adapter)
+        row = intake_rows.cursor_to_write(session, adapter)
         # One timestamp for both: the metrics call a poll failing when its error is not
         # older than the poll.
         now = utcnow()
@@ -267,16 +238,12 @@ def _record_poll_error(db: Database, adapter: str, error: str, reset_at: datetim
         if reset_at is not None:
             # Scheduled around the reset time instead of sleeping inside the job.
             row.next_poll_at = reset_at
-        session.add(row)
 
 
 def _store_budgets(session: Session, adapter: str, budgets: list[RateBudget]) -> None:
     for budget in budgets:
-        row = session.get(RateBudgetRow, (adapter, budget.endpoint)) or RateBudgetRow(
-            adapter=adapter, endpoint=budget.endpoint
-        )
+        row = intake_rows.budget_to_write(session, adapter, budget.endpoint)
         row.limit = budget.limit
         row.remaining = budget.remaining
         row.reset_at = budget.reset_at
         row.updated_at = utcnow()
-        session.add(row)

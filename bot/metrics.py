@@ -26,13 +26,13 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
-from sqlalchemy import func, literal_column, select
 
 from bot.summary import CLI_PLATFORM, poll_failing
-from storage import metric_totals, review_queue
+from storage import metric_reads, metric_totals, review_queue
 from storage.db import Database
 from storage.metric_totals import LATENCY_BUCKETS, SEP
-from storage.models import Cursor, RateBudgetRow, Request, RequestState
+from storage.models import RequestState
+from storage.requests import poll_cursors
 
 
 def guard_failures(traces: Iterator[dict[str, Any]]) -> Counter[str]:
@@ -72,17 +72,7 @@ class DatabaseCollector(Collector):
         checks = GaugeMetricFamily(
             "factnote_cli_checks", "`factnote check` runs recorded (not bot requests)."
         )
-        checks.add_metric(
-            [],
-            float(
-                session.scalar(
-                    select(func.count())
-                    .select_from(Request)
-                    .where(Request.platform == CLI_PLATFORM)
-                )
-                or 0
-            ),
-        )
+        checks.add_metric([], float(metric_reads.requests_of(session, CLI_PLATFORM)))
         yield checks
 
     def _decisions(self, totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
@@ -149,7 +139,7 @@ class DatabaseCollector(Collector):
             "When the adapter's last poll error happened (Unix time).",
             labels=["adapter"],
         )
-        for row in session.scalars(select(Cursor).order_by(Cursor.adapter)):
+        for row in poll_cursors(session):
             failing.add_metric([row.adapter], 1.0 if poll_failing(row) else 0.0)
             if row.last_error_at is not None:
                 last_error.add_metric([row.adapter], row.last_error_at.timestamp())
@@ -161,12 +151,7 @@ class DatabaseCollector(Collector):
             "Requests whose posting met a platform error (rate limit, refusal, outage).",
             labels=["platform"],
         )
-        for platform, count in session.execute(
-            select(Request.platform, func.count())
-            # Literal terms, as the partial index `ix_requests_post_errors` spells them.
-            .where(Request.post_attempts > literal_column("0"), Request.last_error.is_not(None))
-            .group_by(Request.platform)
-        ):
+        for platform, count in metric_reads.posting_errors(session):
             posting.add_metric([platform], float(count))
         yield posting
 
@@ -175,9 +160,9 @@ class DatabaseCollector(Collector):
             "Calls left in the platform's current rate-limit window.",
             labels=["adapter", "endpoint"],
         )
-        for row in session.scalars(select(RateBudgetRow)):
-            if row.remaining is not None:
-                remaining.add_metric([row.adapter, row.endpoint], float(row.remaining))
+        for budget in metric_reads.rate_budgets(session):
+            if budget.remaining is not None:
+                remaining.add_metric([budget.adapter, budget.endpoint], float(budget.remaining))
         yield remaining
 
 

@@ -20,27 +20,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
-
-from sqlalchemy import (
-    CompoundSelect,
-    ScalarSelect,
-    cast,
-    false,
-    func,
-    null,
-    select,
-    true,
-    union_all,
-    update,
-)
-from sqlalchemy.orm import Session
 
 from bot import platforms, summary
 from bot.config import Settings
-from storage.db import Database
-from storage.models import PostingPause, Request, RequestState, SettingChange, SettingOverride
+from storage import overrides as saved
+from storage.db import Database, Session
+from storage.models import PostingPause, SettingChange, SettingOverride
 
 log = logging.getLogger(__name__)
 
@@ -149,24 +135,15 @@ def _assign(settings: Settings, key: str, value: Any) -> None:
 
 def stored_overrides(db: Database) -> dict[str, SettingOverride]:
     with db.session() as session:
-        return {row.key: row for row in session.scalars(select(SettingOverride))}
-
-
-def _record_change(session: Any, key: str, old: Any, new: Any, actor: str, note: str = "") -> None:
-    session.add(SettingChange(key=key, old_value=old, new_value=new, actor=actor or "?", note=note))
+        return saved.by_key(session)
 
 
 def set_override(db: Database, key: str, raw: Any, actor: str) -> Any:
     """Validate and store an override; returns the parsed value."""
     value = parse_value(key, raw)
     with db.transaction() as session:
-        row = session.get(SettingOverride, key)
-        old = row.value if row is not None else None
-        row = row or SettingOverride(key=key)
-        row.value = value
-        row.updated_by = actor
-        session.add(row)
-        _record_change(session, key, old, value, actor)
+        old = saved.put(session, key, value, actor)
+        saved.record_change(session, key, old, value, actor)
         if key == "mode" or key.endswith(".mode"):
             _release_held(session, None if key == "mode" else key.split(".", 1)[0])
     log.warning("setting %s set to %r by %s (was %r)", key, value, actor, old)
@@ -175,11 +152,10 @@ def set_override(db: Database, key: str, raw: Any, actor: str) -> Any:
 
 def clear_override(db: Database, key: str, actor: str = "") -> bool:
     with db.transaction() as session:
-        row = session.get(SettingOverride, key)
-        if row is None:
+        found, old = saved.remove(session, key)
+        if not found:
             return False
-        _record_change(session, key, row.value, None, actor, note="back to the configured value")
-        session.delete(row)
+        saved.record_change(session, key, old, None, actor, note="back to the configured value")
         if key == "mode" or key.endswith(".mode"):
             _release_held(session, None if key == "mode" else key.split(".", 1)[0])
     log.warning("setting %s back to the configured value by %s", key, actor or "?")
@@ -235,10 +211,9 @@ def pause(db: Database, platform: str, actor: str, note: str = "") -> bool:
     """Stop posting to `platform` ("*": to every platform). False when it already was."""
     name = _known_platform(platform)
     with db.transaction() as session:
-        if session.get(PostingPause, name) is not None:
+        if not saved.add_pause(session, name, actor, note.strip()):
             return False
-        session.add(PostingPause(platform=name, paused_by=actor, note=note.strip()))
-        _record_change(session, _pause_key(name), False, True, actor, note.strip())
+        saved.record_change(session, _pause_key(name), False, True, actor, note.strip())
     log.warning(
         "kill switch: posting to %s paused by %s%s",
         "every platform" if name == ALL_PLATFORMS else name,
@@ -252,11 +227,9 @@ def resume(db: Database, platform: str, actor: str) -> bool:
     """Lift a pause; the replies it held are due at once. False when it was not paused."""
     name = _known_platform(platform)
     with db.transaction() as session:
-        row = session.get(PostingPause, name)
-        if row is None:
+        if not saved.remove_pause(session, name):
             return False
-        session.delete(row)
-        _record_change(session, _pause_key(name), True, False, actor)
+        saved.record_change(session, _pause_key(name), True, False, actor)
         _release_held(session, None if name == ALL_PLATFORMS else name)
     log.warning(
         "kill switch: posting to %s resumed by %s",
@@ -266,19 +239,14 @@ def resume(db: Database, platform: str, actor: str) -> bool:
     return True
 
 
-def _release_held(session: Any, platform: str | None) -> None:
+def _release_held(session: Session, platform: str | None) -> None:
     """Make the replies a switch held due now: the bot's next posting run checks them again."""
-    stmt = update(Request).where(
-        Request.state == RequestState.POSTING.value, Request.last_error.like(f"{HELD}%")
-    )
-    if platform is not None:
-        stmt = stmt.where(Request.platform == platform)
-    session.execute(stmt.values(next_attempt_at=None).execution_options(synchronize_session=False))
+    saved.release_held(session, platform, HELD)
 
 
 def pauses(db: Database) -> dict[str, PostingPause]:
     with db.session() as session:
-        return {row.platform: row for row in session.scalars(select(PostingPause))}
+        return saved.pauses(session)
 
 
 def posting_hold(db: Database, platform: str) -> str | None:
@@ -293,7 +261,7 @@ def posting_hold_in(session: Session, platform: str) -> str | None:
     caller's transaction: the poster's, which commits its attempt right before the platform
     call, so the switch costs no session of its own, and in one query (pauses and mode
     overrides together: it runs once per post, issue 12)."""
-    rows = session.execute(_hold_query(platform)).all()
+    rows = saved.hold_rows(session, platform, ALL_PLATFORMS)
     pauses = sorted((row for row in rows if row.pause), key=lambda row: row.key)
     if pauses:  # by name, as ever: a pause of every platform ("*") is the one named
         paused = pauses[0]
@@ -308,40 +276,6 @@ def posting_hold_in(session: Session, platform: str) -> str | None:
     return None
 
 
-@cache  # a few platforms; building the statement cost more CPU than running it (issue 12)
-def _hold_query(platform: str) -> CompoundSelect:
-    """The pauses of `platform` and of every platform, and its mode overrides (its own, the
-    global one), as rows of one shape: pause, key, who, note, at, value."""
-    pauses = select(
-        true().label("pause"),
-        PostingPause.platform.label("key"),
-        PostingPause.paused_by.label("who"),
-        PostingPause.note.label("note"),
-        PostingPause.paused_at.label("at"),
-        cast(null(), SettingOverride.value.type).label("value"),
-    ).where(PostingPause.platform.in_((platform, ALL_PLATFORMS)))
-    modes = select(
-        false(),
-        SettingOverride.key,
-        SettingOverride.updated_by,
-        cast(null(), PostingPause.note.type),
-        cast(null(), PostingPause.paused_at.type),
-        SettingOverride.value,
-    ).where(SettingOverride.key.in_(("mode", f"{platform}.mode")))
-    return union_all(pauses, modes)
-
-
-def _mode_rows(session: Session, platform: str) -> dict[str, Any]:
-    """The stored mode overrides that apply to `platform` (its own, the global one), by key:
-    rows of key, value and who set it (a Core select, no ORM objects to build)."""
-    found = session.execute(
-        select(SettingOverride.key, SettingOverride.value, SettingOverride.updated_by).where(
-            SettingOverride.key.in_(("mode", f"{platform}.mode"))
-        )
-    ).all()
-    return {row.key: row for row in found}
-
-
 def live_mode(db: Database, settings: Settings, platform: str) -> str:
     """The mode `platform` is in now (`live_mode_in`)."""
     with db.session() as session:
@@ -352,7 +286,7 @@ def live_mode_in(session: Session, settings: Settings, platform: str) -> str:
     """The mode `platform` is in now: its mode override, else the global override, else what
     `settings` say. For a long-running process whose settings were read at its start; read in
     the caller's transaction (a worker's claim) rather than a session of its own."""
-    rows = _mode_rows(session, platform)
+    rows = saved.mode_rows(session, platform)
     own, glob = rows.get(f"{platform}.mode"), rows.get("mode")
     return live_mode_from(
         settings, platform, own.value if own else None, glob.value if glob else None
@@ -361,7 +295,8 @@ def live_mode_in(session: Session, settings: Settings, platform: str) -> str:
 
 def live_mode_from(settings: Settings, platform: str, own: Any, glob: Any) -> str:
     """`live_mode_in`, from the stored values of the platform's own mode override and of the
-    global one (None: not set), as a query of the caller read them (`mode_overrides`)."""
+    global one (None: not set), as a query of the caller read them
+    (`storage.overrides.mode_overrides`)."""
     for key, raw in ((f"{platform}.mode", own), ("mode", glob)):
         value = parse_or_none(key, raw) if raw is not None else None
         if value is not None:
@@ -369,28 +304,14 @@ def live_mode_from(settings: Settings, platform: str, own: Any, glob: Any) -> st
     return settings.adapter_mode(platform)
 
 
-def mode_overrides() -> tuple[ScalarSelect[Any], ScalarSelect[Any]]:
-    """The stored mode overrides of a request's platform (correlated with `Request.platform`)
-    and the global one, as columns a query of requests can read along (the PostgreSQL claim:
-    one query fewer per request, issue 12); `live_mode_from` makes them a mode."""
-    own = select(SettingOverride.value).where(SettingOverride.key == Request.platform + ".mode")
-    glob = select(SettingOverride.value).where(SettingOverride.key == "mode")
-    return own.scalar_subquery(), glob.scalar_subquery()
-
-
 def held_count(db: Database) -> dict[str, int]:
     """Replies waiting in `posting` on a platform the switch holds now, per platform: read
     from the posting state and the switch, so a pause counts its held replies at once, not
     only once the next posting pass has marked them."""
     with db.session() as session:
-        rows = session.execute(
-            select(Request.platform, func.count())
-            .where(Request.state == RequestState.POSTING.value)
-            .group_by(Request.platform)
-        ).all()
         return {
-            platform: int(count)
-            for platform, count in rows
+            platform: count
+            for platform, count in saved.posting_by_platform(session)
             if posting_hold_in(session, platform) is not None
         }
 
@@ -398,13 +319,7 @@ def held_count(db: Database) -> dict[str, int]:
 def changes(db: Database, limit: int = 50) -> list[SettingChange]:
     """The latest changes to overrides and pauses, newest first."""
     with db.session() as session:
-        return list(
-            session.scalars(
-                select(SettingChange)
-                .order_by(SettingChange.created_at.desc(), SettingChange.id.desc())
-                .limit(limit)
-            )
-        )
+        return saved.latest_changes(session, limit)
 
 
 def switch_summary(db: Database) -> list[str]:

@@ -40,7 +40,6 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
 from typing import Any
 
 import psycopg
@@ -50,18 +49,23 @@ from procrastinate.app import WorkerOptions
 from procrastinate.connector import BaseConnector
 from procrastinate.schema import SchemaManager
 from procrastinate.types import JSONValue
-from sqlalchemy import Select, bindparam, select, text
-from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session
 
 from bot import lifecycle, overrides
 from bot.config import ConfigError, QueueConfig, Settings
 from bot.heap import freeze_startup_heap
 from bot.worker import Claimed, Worker
 from pipeline.records import utcnow
-from storage.db import PING_AFTER_IDLE_S, Database, DatabaseBusy, notes, retry_when_locked
+from storage import queue_jobs
+from storage.db import (
+    PING_AFTER_IDLE_S,
+    Database,
+    DatabaseBusy,
+    Session,
+    notes,
+    retry_when_locked,
+)
 from storage.dialect import conninfo, is_postgres
-from storage.models import Request, RequestState
+from storage.models import RequestState
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +77,13 @@ WORKER_KEY = "factnote.worker"  # the job context's entry holding this process's
 # decision, and the job fails (its request's lease runs out and it is queued again).
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     DatabaseBusy,
-    OperationalError,
+    *queue_jobs.OPERATIONAL_ERRORS,
     psycopg.OperationalError,
 )
 # One schema install at a time when several workers start together.
 _SCHEMA_LOCK = 0x66616374_71756575  # "factqueu"
 _WAKE = (RequestState.QUEUED.value, RequestState.RETRY.value)
+_CLAIMABLE = tuple(s.value for s in lifecycle.CLAIMABLE)
 
 
 def uses_procrastinate(settings: Settings) -> bool:
@@ -220,7 +225,7 @@ def claim_request(worker: Worker, request_id: int, now: datetime | None = None) 
     moment = now or utcnow()
     lease_s = worker.settings.runtime.lease_s
     with worker.db.transaction() as session:
-        free = session.execute(_claim_query(), {"request_id": request_id, "moment": moment}).all()
+        free = queue_jobs.claimable(session, request_id, _CLAIMABLE, moment)
         held = [lifecycle.Held(row.id, row.state, row.platform) for row in free]
         moved = lifecycle.claim_rows(session, held, worker.name, lease_s, moment)
         if moved:
@@ -233,32 +238,6 @@ def claim_request(worker: Worker, request_id: int, now: datetime | None = None) 
     if moved:
         worker.hold(request_id)
     return bool(moved)
-
-
-@cache  # built once: building it cost as much CPU as running it (issue 12)
-def _claim_query() -> Select[Any]:
-    """The request `claim_request` moves, if claimable now (`:request_id`, `:moment`), with
-    what processing needs of it, the mode overrides of its platform included: no query of
-    their own."""
-    own_mode, global_mode = overrides.mode_overrides()
-    return (
-        select(
-            Request.id,
-            Request.state,
-            Request.platform,
-            Request.summons,
-            Request.reused_from_id,
-            Request.attempts,
-            own_mode.label("own_mode"),
-            global_mode.label("global_mode"),
-        )
-        .where(
-            Request.id == bindparam("request_id"),
-            Request.state.in_([s.value for s in lifecycle.CLAIMABLE]),
-            Request.next_attempt_at.is_(None) | (Request.next_attempt_at <= bindparam("moment")),
-        )
-        .with_for_update(skip_locked=True)
-    )
 
 
 async def recover(context: JobContext, timestamp: int) -> str:
@@ -285,19 +264,6 @@ def requeue_and_sweep(worker: Worker) -> tuple[int, int]:
     return requeued, orphans
 
 
-_ORPHANS = text(
-    """
-    SELECT r.id, r.next_attempt_at FROM requests r
-    WHERE r.state IN ('queued', 'retry')
-      AND NOT EXISTS (
-        SELECT 1 FROM procrastinate_jobs j
-        WHERE j.task_name = :task AND j.status IN ('todo', 'doing')
-          AND j.args ->> 'request_id' = r.id::text)
-    ORDER BY r.id
-    """
-)
-
-
 def _sweep(db: Database) -> int:
     """Claimable requests without a pending job (queued before this backend was switched on,
     or a job that ran before its retry was due) get one."""
@@ -305,9 +271,9 @@ def _sweep(db: Database) -> int:
     if writer is None:
         return 0
     with db.transaction() as session:
-        rows = session.execute(_ORPHANS, {"task": PROCESS_TASK}).all()
-        writer.defer(session, [(row.id, row.next_attempt_at) for row in rows])
-    return len(rows)
+        due = queue_jobs.orphans(session, PROCESS_TASK)
+        writer.defer(session, due)
+    return len(due)
 
 
 # -- enqueueing in the transaction that queues the request ------------------------------------
@@ -330,14 +296,8 @@ class JobWriter:
         woken, found.woken = found.woken, set()
         if not woken:
             return
-        # Read on the transaction's connection: the retry times written are visible there.
         # Only requests still waiting: a savepoint rolled back may have undone a move.
-        rows = session.connection().execute(
-            select(Request.id, Request.next_attempt_at)
-            .where(Request.id.in_(sorted(woken)), Request.state.in_(_WAKE))
-            .order_by(Request.id)
-        )
-        self.defer(session, [(row.id, row.next_attempt_at) for row in rows])
+        self.defer(session, queue_jobs.still_waiting(session, woken, _WAKE))
 
 
 def attach(db: Database, app: App) -> JobWriter:

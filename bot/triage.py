@@ -14,17 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, timedelta
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from adapters.base import Summons, TargetStatus
 from bot import lifecycle
 from bot.config import RuntimeConfig
 from bot.convert import command_word
 from bot.platforms import triage_policy
 from pipeline.records import utcnow
-from storage.db import Database, is_lock_error
-from storage.models import OptOut, Request, RequestState
+from storage import triage as triage_rows
+from storage.db import Database, Session, is_lock_error
+from storage.models import Request, RequestState
+from storage.requests import get as get_request
 
 log = logging.getLogger(__name__)
 _TRIAGE = lifecycle.Actor(lifecycle.ActorKind.TRIAGE)
@@ -67,35 +66,17 @@ class TriageBatch:
     def load(cls, session: Session, requests: Sequence[Request], cfg: RuntimeConfig) -> TriageBatch:
         users = {r.requester for r in requests}
         keys = {r.target_key for r in requests if r.target_key}
-        recent = (
-            Request.created_at >= utcnow() - timedelta(hours=1),
-            Request.state.in_(ACCEPTED_STATES),
+        now = utcnow()
+        read = triage_rows.batch_reads(
+            session,
+            users,
+            keys,
+            accepted=ACCEPTED_STATES,
+            accepted_since=now - timedelta(hours=1),
+            reusable=REUSABLE_STATES,
+            answered_since=now - timedelta(days=cfg.reuse_days),
         )
-        overall = session.scalar(select(func.count(Request.id)).where(*recent)) or 0
-        per_user = session.execute(
-            select(Request.platform, Request.requester, func.count(Request.id))
-            .where(*recent, Request.requester.in_(users))
-            .group_by(Request.platform, Request.requester)
-        )
-        opted = session.execute(
-            select(OptOut.platform, OptOut.user, OptOut.opted_out).where(OptOut.user.in_(users))
-        )
-        answered = session.execute(
-            select(Request.platform, Request.target_key, func.max(Request.id))
-            .where(
-                Request.target_key.in_(keys),
-                Request.state.in_(REUSABLE_STATES),
-                Request.reply_text.is_not(None),
-                Request.created_at >= utcnow() - timedelta(days=cfg.reuse_days),
-            )
-            .group_by(Request.platform, Request.target_key)
-        )
-        return cls(
-            overall=overall,
-            per_user={(p, u): n for p, u, n in per_user},
-            opted_out={(p, u): bool(o) for p, u, o in opted},
-            answered={(p, k): n for p, k, n in answered if k is not None},
-        )
+        return cls(read.overall, read.per_user, read.opted_out, read.answered)
 
     def user(self, request: Request) -> int:
         return self.per_user.get((request.platform, request.requester), 0)
@@ -114,11 +95,7 @@ class TriageBatch:
 def triage_pending(db: Database, cfg: RuntimeConfig, bot_handles: dict[str, str]) -> int:
     """Triage every request still in `received`; returns how many were triaged."""
     with db.session() as session:
-        ids = session.scalars(
-            select(Request.id)
-            .where(Request.state == RequestState.RECEIVED.value)
-            .order_by(Request.id)
-        ).all()
+        ids = triage_rows.received_ids(session)
     done = 0
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
@@ -138,11 +115,7 @@ def _triage_batch(
     db: Database, ids: Sequence[int], cfg: RuntimeConfig, bot_handles: dict[str, str]
 ) -> int:
     with db.transaction() as session:
-        requests = session.scalars(
-            select(Request)
-            .where(Request.id.in_(ids), Request.state == RequestState.RECEIVED.value)
-            .order_by(Request.id)
-        ).all()
+        requests = triage_rows.received(session, ids)
         batch = TriageBatch.load(session, requests, cfg)
         moves: list[tuple[Request, RequestState, str]] = []
         for request in requests:
@@ -180,7 +153,7 @@ def _triage_one(
     """Triage one request in its own transaction (the batch's fallback)."""
     try:
         with db.transaction() as session:
-            request = session.get(Request, request_id)
+            request = get_request(session, request_id)
             if request is None or request.state != RequestState.RECEIVED.value:
                 return 1
             _apply(
@@ -198,7 +171,7 @@ def _triage_one(
 
 def _fail(db: Database, request_id: int, error: str) -> None:
     with db.transaction() as session:
-        request = session.get(Request, request_id)
+        request = get_request(session, request_id)
         if request is None or request.state != RequestState.RECEIVED.value:
             return
         _fail_in(session, request, error)
@@ -225,12 +198,9 @@ def decide(
     word = command_word(summons.text)
     if policy.commands and (word in STOP_WORDS or word in START_WORDS):
         opted_out = word in STOP_WORDS
-        row = session.get(OptOut, (summons.platform, summons.author)) or OptOut(
-            platform=summons.platform, user=summons.author
-        )
+        row = triage_rows.opt_out_to_write(session, summons.platform, summons.author)
         row.opted_out = opted_out
         row.updated_at = utcnow()
-        session.add(row)
         batch.opted_out[(summons.platform, summons.author)] = opted_out
         return TriageOutcome(
             RequestState.SKIPPED, "opt-out recorded" if opted_out else "opt-in recorded"

@@ -21,13 +21,12 @@ from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError
 
 from bot.config import WebConfig
 from pipeline.records import utcnow
+from storage import users as accounts
 from storage.db import Database
-from storage.models import LoginThrottle, User
+from storage.models import User
 
 log = logging.getLogger(__name__)
 
@@ -87,17 +86,14 @@ def add_user(db: Database, username: str, password: str, role: str) -> Account:
         raise UserError(f"role must be one of: {', '.join(ROLES)}")
     _check_password(password)
     with db.transaction() as session:
-        if session.scalars(select(User.id).where(User.username == username)).first():
+        if accounts.exists(session, username):
             raise UserError(f"user {username!r} already exists")
-        row = User(username=username, password_hash=HASHER.hash(password), role=role)
-        session.add(row)
-        session.flush()
-        return _account(row)
+        return _account(accounts.add(session, username, HASHER.hash(password), role))
 
 
 def _set_active(db: Database, username: str, active: bool) -> Account:
     with db.transaction() as session:
-        row = session.scalars(select(User).where(User.username == username)).first()
+        row = accounts.by_name(session, username)
         if row is None:
             raise UserError(f"no user {username!r}")
         row.active = active
@@ -110,7 +106,7 @@ def set_role(db: Database, username: str, role: str) -> Account:
     if role not in ROLES:
         raise UserError(f"role must be one of: {', '.join(ROLES)}")
     with db.transaction() as session:
-        row = session.scalars(select(User).where(User.username == username)).first()
+        row = accounts.by_name(session, username)
         if row is None:
             raise UserError(f"no user {username!r}")
         row.role = role
@@ -120,7 +116,7 @@ def set_role(db: Database, username: str, role: str) -> Account:
 
 def find_user(db: Database, username: str) -> Account | None:
     with db.session() as session:
-        row = session.scalars(select(User).where(User.username == username)).first()
+        row = accounts.by_name(session, username)
         return _account(row) if row else None
 
 
@@ -150,7 +146,7 @@ def enable_user(db: Database, username: str) -> Account:
 def set_password(db: Database, username: str, password: str) -> None:
     _check_password(password)
     with db.transaction() as session:
-        row = session.scalars(select(User).where(User.username == username)).first()
+        row = accounts.by_name(session, username)
         if row is None:
             raise UserError(f"no user {username!r}")
         row.password_hash = HASHER.hash(password)
@@ -160,19 +156,19 @@ def set_password(db: Database, username: str, password: str) -> None:
 def end_sessions(db: Database, user_id: int) -> None:
     """Invalidate every session cookie issued to this user (logout)."""
     with db.transaction() as session:
-        row = session.get(User, user_id)
+        row = accounts.by_id(session, user_id)
         if row is not None:
             row.session_version += 1
 
 
 def list_users(db: Database) -> list[Account]:
     with db.session() as session:
-        return [_account(r) for r in session.scalars(select(User).order_by(User.username))]
+        return [_account(r) for r in accounts.by_username(session)]
 
 
 def get_user(db: Database, user_id: int) -> Account | None:
     with db.session() as session:
-        row = session.get(User, user_id)
+        row = accounts.by_id(session, user_id)
         return _account(row) if row else None
 
 
@@ -187,7 +183,7 @@ def authenticate(db: Database, username: str, password: str) -> Account | None:
     """The active account these credentials belong to, or None. Always does one argon2
     verification, so an unknown or disabled account costs as much as a wrong password."""
     with db.session() as session:
-        row = session.scalars(select(User).where(User.username == username)).first()
+        row = accounts.by_name(session, username)
         stored = row.password_hash if row is not None else _dummy()
         ok: bool
         try:
@@ -197,7 +193,7 @@ def authenticate(db: Database, username: str, password: str) -> Account | None:
         if row is None or not ok or not row.active:
             return None
     with db.transaction() as session:
-        row = session.get(User, row.id)
+        row = accounts.by_id(session, row.id)
         assert row is not None
         row.last_login_at = utcnow()
         if HASHER.check_needs_rehash(row.password_hash):
@@ -292,17 +288,12 @@ def _throttle_keys(username: str, address: str | None, known: bool) -> list[tupl
 
 def _account_exists(db: Database, username: str) -> bool:
     with db.session() as session:
-        return session.scalars(select(User.id).where(User.username == username)).first() is not None
+        return accounts.exists(session, username)
 
 
 def _locked_until(db: Database, keys: list[tuple[str, str]], now: datetime) -> datetime | None:
-    until: datetime | None = None
     with db.session() as session:
-        for scope, key in keys:
-            row = session.get(LoginThrottle, (scope, key))
-            if row is not None and row.locked_until is not None and row.locked_until > now:
-                until = row.locked_until if until is None else max(until, row.locked_until)
-    return until
+        return accounts.locked_until(session, keys, now)
 
 
 def login_locked_until(
@@ -326,68 +317,25 @@ def _count_failure(
 ) -> datetime | None:
     """Count one failed login against the name and the address; returns when a lockout that
     now applies ends, or None."""
-    limits = {
-        ACCOUNT: policy.max_failures,
-        ADDRESS: policy.address_max_failures,
-        SPRAY: policy.address_max_failures,
-    }
-    keys = _throttle_keys(username, address, known)
-    for attempt in range(2):
-        try:
-            return _count_failure_once(db, keys, now, policy, limits)
-        except IntegrityError:  # another process created the same row first: count again
-            if attempt:
-                raise
-    return None  # pragma: no cover
-
-
-def _count_failure_once(
-    db: Database,
-    keys: list[tuple[str, str]],
-    now: datetime,
-    policy: LoginPolicy,
-    limits: dict[str, int],
-) -> datetime | None:
-    until: datetime | None = None
-    with db.transaction() as session:
-        for scope, key in keys:
-            where = (LoginThrottle.scope == scope, LoginThrottle.key == key)
-            # Write first: that takes the row's (SQLite: the database's) write lock, so two
-            # processes counting at once cannot both read the old count.
-            session.execute(update(LoginThrottle).where(*where).values(last_failure_at=now))
-            row = session.scalars(
-                select(LoginThrottle).where(*where).with_for_update()
-            ).one_or_none()
-            if row is None:
-                row = LoginThrottle(scope=scope, key=key, failures=0, window_start=now, lockouts=0)
-                session.add(row)
-            elif row.locked_until is not None and row.locked_until > now:
-                until = row.locked_until if until is None else max(until, row.locked_until)
-                row.last_failure_at = now
-                continue  # already locked (another process got there first): no extra count
-            elif now - row.window_start >= policy.window:
-                row.failures = 0
-                row.window_start = now
-                if row.locked_until is None or now - row.locked_until >= policy.window:
-                    row.lockouts = 0  # quiet for a whole window: start the doubling again
-            row.failures += 1
-            row.last_failure_at = now
-            if row.failures >= limits[scope]:
-                row.lockouts += 1
-                row.locked_until = now + policy.lockout_for(row.lockouts)
-                row.failures = 0
-                row.window_start = now
-                log.warning(
-                    "login locked for %s %r until %s after %d failed attempts",
-                    scope,
-                    key[:64],
-                    row.locked_until.isoformat(timespec="seconds"),
-                    limits[scope],
-                )
-                until = row.locked_until if until is None else max(until, row.locked_until)
-        # Rows nobody failed on for a window plus the longest lockout hold nothing any more.
-        cutoff = now - policy.window - policy.lockout_max
-        session.execute(delete(LoginThrottle).where(LoginThrottle.last_failure_at < cutoff))
+    rule = accounts.FailureRule(
+        limits={
+            ACCOUNT: policy.max_failures,
+            ADDRESS: policy.address_max_failures,
+            SPRAY: policy.address_max_failures,
+        },
+        window=policy.window,
+        lockout_max=policy.lockout_max,
+        lockout_for=policy.lockout_for,
+    )
+    until, started = accounts.count_failure(db, _throttle_keys(username, address, known), now, rule)
+    for lockout in started:
+        log.warning(
+            "login locked for %s %r until %s after %d failed attempts",
+            lockout.scope,
+            lockout.key[:64],
+            lockout.until.isoformat(timespec="seconds"),
+            lockout.failures,
+        )
     return until
 
 
@@ -422,11 +370,7 @@ def attempt_login(
         until = _count_failure(db, username, address, known, now, policy)
         return LoginResult(None, until or strangers)
     with db.transaction() as session:
-        session.execute(
-            delete(LoginThrottle).where(
-                LoginThrottle.scope == ACCOUNT, LoginThrottle.key == username[:_KEY_LENGTH]
-            )
-        )
+        accounts.forget(session, (ACCOUNT,), username[:_KEY_LENGTH])
     return LoginResult(account)
 
 
@@ -434,38 +378,23 @@ def unlock_user(db: Database, username: str) -> bool:
     """Lift the lockout of an account and forget its failed logins. Returns whether it had
     any; raises UserError for an unknown user."""
     with db.transaction() as session:
-        if session.scalars(select(User.id).where(User.username == username)).first() is None:
+        if not accounts.exists(session, username):
             raise UserError(f"no user {username!r}")
-        result = session.execute(
-            delete(LoginThrottle).where(
-                LoginThrottle.scope == ACCOUNT, LoginThrottle.key == username[:_KEY_LENGTH]
-            )
-        )
-    return bool(getattr(result, "rowcount", 0))
+        return accounts.forget(session, (ACCOUNT,), username[:_KEY_LENGTH])
 
 
 def unlock_address(db: Database, address: str) -> bool:
     """Lift the lockout of a client address (an IPv6 address: of its /64). Returns whether it
     had one (or any failures)."""
     with db.transaction() as session:
-        result = session.execute(
-            delete(LoginThrottle).where(
-                LoginThrottle.scope.in_((ADDRESS, SPRAY)),
-                LoginThrottle.key == address_key(address),
-            )
-        )
-    return bool(getattr(result, "rowcount", 0))
+        return accounts.forget(session, (ADDRESS, SPRAY), address_key(address))
 
 
 def lockouts(db: Database, now: datetime) -> list[Lockout]:
     """Lockouts in force at `now`: accounts (existing ones only) and client addresses."""
     with db.session() as session:
-        rows = session.scalars(
-            select(LoginThrottle)
-            .where(LoginThrottle.locked_until > now)
-            .order_by(LoginThrottle.scope, LoginThrottle.key)
-        ).all()
-        names = set(session.scalars(select(User.username)))
+        rows = accounts.locked_at(session, now)
+        names = accounts.usernames(session)
     return [
         Lockout(r.scope, r.key, r.locked_until)
         for r in rows

@@ -11,16 +11,22 @@ triggers fill them as rows arrive; PostgreSQL's GIN indexes follow the rows by t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlalchemy import Connection, Engine, Integer, Table, false, func, inspect, select
 
 from pipeline.index_tables import FTS_TABLES
 from pipeline.index_tables import metadata as index_metadata
+from storage.db import Engine
 from storage.models import Base
-
-COPY_BATCH = 1000
+from storage.table_copy import (
+    Table,
+    batches,
+    empty,
+    insert_rows,
+    reset_sequences,
+    row_counts,
+    table_names,
+)
 
 # A table's progress while it is copied: called once with its row count, then with each batch.
 Progress = Callable[[str, int], Callable[[int], None]]
@@ -52,38 +58,9 @@ def uncopied_tables(engine: Engine) -> list[str]:
     known = {t.name for t in copied_tables()} | {"alembic_version"}
     return sorted(
         name
-        for name in inspect(engine).get_table_names()
+        for name in table_names(engine)
         if name not in known and not name.startswith(FTS_TABLES)
     )
-
-
-def row_counts(connection: Connection, tables: list[Table]) -> dict[str, int]:
-    return {
-        t.name: int(connection.execute(select(func.count()).select_from(t)).scalar_one())
-        for t in tables
-    }
-
-
-def _batches(connection: Connection, table: Table) -> Iterator[list[dict[str, object]]]:
-    ordered = select(table).order_by(*table.primary_key.columns)
-    result = connection.execution_options(yield_per=COPY_BATCH).execute(ordered)
-    for rows in result.mappings().partitions(COPY_BATCH):
-        yield [dict(row) for row in rows]
-
-
-def _reset_sequences(connection: Connection, tables: list[Table]) -> None:
-    """Move PostgreSQL's id sequences past the copied ids: rows were inserted with their ids,
-    which does not advance a sequence, and the next insert would collide."""
-    if connection.dialect.name != "postgresql":
-        return
-    for table in tables:
-        keys = list(table.primary_key.columns)
-        if len(keys) != 1 or not isinstance(keys[0].type, Integer):
-            continue
-        key = keys[0]
-        top = func.coalesce(select(func.max(key)).scalar_subquery(), 0) + 1
-        sequence = func.pg_get_serial_sequence(table.name, key.name)
-        connection.execute(select(func.setval(sequence, top, false())))
 
 
 def copy_database(
@@ -102,16 +79,15 @@ def copy_database(
         if filled and not force:
             listed = ", ".join(f"{name} ({n})" for name, n in sorted(filled.items()))
             raise TargetNotEmpty(f"the target database already holds rows: {listed}")
-        for table in reversed(tables):
-            writer.execute(table.delete())
+        empty(writer, tables)
         totals = row_counts(reader, tables)
         for table in tables:
             advance = progress(table.name, totals[table.name]) if progress else None
-            for rows in _batches(reader, table):
-                writer.execute(table.insert(), rows)
+            for rows in batches(reader, table):
+                insert_rows(writer, table, rows)
                 if advance is not None:
                     advance(len(rows))
-        _reset_sequences(writer, tables)
+        reset_sequences(writer, tables)
     with source.connect() as reader, target.connect() as written:
         before, after = row_counts(reader, tables), row_counts(written, tables)
     return [TableCount(t.name, before[t.name], after[t.name]) for t in tables]

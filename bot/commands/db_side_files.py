@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select
-
 from pipeline.index_tables import (
     EmbeddingSizeMismatch,
     authority_statements,
@@ -29,6 +27,9 @@ from pipeline.index_tables import (
     local_documents,
     local_passages,
 )
+from storage import side_files
+from storage.db import Engine
+from storage.side_files import Connection
 
 SIDE_FILE_SCHEMA = "1"
 
@@ -75,7 +76,7 @@ def _dim(connection: Connection, meta: dict[str, str], store: str, label: str) -
 
 
 def _claims(conn: sqlite3.Connection, connection: Connection) -> tuple[int, int]:
-    known = set(connection.execute(select(claims.c.key)).scalars())
+    known = side_files.values_of(connection, claims.c.key)
     rows = conn.execute("SELECT key, record_json, embedding FROM claims ORDER BY id").fetchall()
     fresh = [
         {
@@ -88,15 +89,13 @@ def _claims(conn: sqlite3.Connection, connection: Connection) -> tuple[int, int]
         if key not in known
     ]
     if fresh:
-        connection.execute(insert(claims), fresh)
+        side_files.insert_many(connection, claims, fresh)
     return len(rows), len(fresh)
 
 
 def _statements(conn: sqlite3.Connection, connection: Connection) -> tuple[int, int]:
     table = authority_statements
-    known = {
-        (str(p), str(i)) for p, i in connection.execute(select(table.c.platform, table.c.post_id))
-    }
+    known = side_files.pairs(connection, table.c.platform, table.c.post_id)
     columns = ("platform", "account", "post_id", "text", "created_at", "created_ts", "url")
     rows = conn.execute(
         f"SELECT {', '.join(columns)}, terms, embedding FROM statements ORDER BY id"  # noqa: S608
@@ -107,12 +106,12 @@ def _statements(conn: sqlite3.Connection, connection: Connection) -> tuple[int, 
         if (row[0], row[2]) not in known
     ]
     if fresh:
-        connection.execute(insert(table), fresh)
+        side_files.insert_many(connection, table, fresh)
     return len(rows), len(fresh)
 
 
 def _documents(conn: sqlite3.Connection, connection: Connection) -> tuple[int, int]:
-    known = set(connection.execute(select(local_documents.c.canonical_url)).scalars())
+    known = side_files.values_of(connection, local_documents.c.canonical_url)
     rows = conn.execute(
         "SELECT id, canonical_url, url_key, host, domain, content_hash, embedded, doc_json"
         " FROM documents ORDER BY id"
@@ -123,8 +122,9 @@ def _documents(conn: sqlite3.Connection, connection: Connection) -> tuple[int, i
             continue
         doc: dict[str, Any] = json.loads(doc_json)
         text = str(doc.pop("text", ""))
-        new_id = connection.execute(
-            insert(local_documents).returning(local_documents.c.id),
+        new_id = side_files.insert_returning_id(
+            connection,
+            local_documents,
             {
                 "canonical_url": url,
                 "url_key": url_key,
@@ -136,13 +136,14 @@ def _documents(conn: sqlite3.Connection, connection: Connection) -> tuple[int, i
                 "text": text,
                 "doc_json": json.dumps(doc, ensure_ascii=False),
             },
-        ).scalar_one()
+        )
         passages = conn.execute(
             "SELECT idx, text, embedding FROM passages WHERE doc_id = ? ORDER BY idx", (old_id,)
         ).fetchall()
         if passages:
-            connection.execute(
-                insert(local_passages),
+            side_files.insert_many(
+                connection,
+                local_passages,
                 [
                     {
                         "doc_id": new_id,
