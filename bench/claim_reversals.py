@@ -9,7 +9,7 @@ are not touched) in six ways, each one a function below:
   verb, else "It is not true that …"; a claim that already negates gets a second negation on
   another verb, so two negations never cancel out;
 * antonym: a word replaced by an opposite: WordNet's direct antonyms (the bundled table of
-  `pipeline.polarity_antonyms`) and a second, independent list written for this bench from
+  `pipeline.claims.polarity.antonyms`) and a second, independent list written for this bench from
   the swaps issue 29 saw (`HELD_OUT_SWAPS`), so the rules are not only measured on their own
   table;
 * number: the first number changed (digits doubled plus one, a number word moved on);
@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pipeline.claims import ClaimIndex, MatchStrength
-from pipeline.polarity_antonyms import _table as wordnet_table
-from pipeline.urls import canonical_url
+from pipeline.claims.index import ClaimIndex, MatchStrength
+from pipeline.claims.polarity.antonyms import _table as wordnet_table
+from pipeline.web.urls import canonical_url
 
 _AUX_RE = re.compile(
     r"\b(is|are|was|were|has|have|had|will|would|can|could|should|does|do|did)\b(?! not\b)"

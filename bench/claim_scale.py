@@ -32,10 +32,10 @@ import numpy.typing as npt
 
 from bench.claim_checkthat import data_dir
 from evaluation.checkthat import read_collection, read_qrels, read_queries
-from pipeline.claims import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimIndex, ClaimRecord
 from pipeline.config import ClaimsConfig, RelevanceConfig
-from pipeline.lexical import clean_text
-from pipeline.relevance import Embedder, get_embedder
+from pipeline.relevance.lexical import clean_text
+from pipeline.relevance.scoring import Embedder, get_embedder
 
 Log = Callable[[str], None]
 GROWN = 200_000

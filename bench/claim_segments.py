@@ -1,6 +1,6 @@
-"""Segment-level matching measured (`pipeline.claim_segments`): each case's best match by the
+"""Segment-level matching measured (`pipeline.claims.segments`): each case's best match by the
 whole texts against its best match when a pair of sentences (on the claim's side also a run
-of two or three consecutive sentences: `pipeline.claim_segments.windows`) may score instead,
+of two or three consecutive sentences: `pipeline.claims.segments.windows`) may score instead,
 at the shipped weights, with the threshold alone chosen by the cross-validation of
 `bench.claim_polarity` (the same folds and rules: precision at least 0.99 on the training
 folds, no more same-topic claims strong than allowed, none of the different claims strong),
@@ -33,10 +33,10 @@ from bench.claim_polarity import (
 )
 from bench.claim_variants import Variant, covered_best, measure_levers
 from bench.matching_cases import POST_KINDS
-from pipeline.claim_segments import SegmentPair, SegmentScorer, segments, windows, word_overlap
-from pipeline.lexical import clean_text, terms
-from pipeline.multilingual import get_multilingual
-from pipeline.polarity import compare
+from pipeline.claims.multilingual import get_multilingual
+from pipeline.claims.polarity.compare import compare
+from pipeline.claims.segments import SegmentPair, SegmentScorer, segments, windows, word_overlap
+from pipeline.relevance.lexical import clean_text, terms
 
 KINDS_WITH_POSTS = HEADLINE_KINDS | frozenset(POST_KINDS)
 

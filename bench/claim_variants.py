@@ -6,7 +6,7 @@ shape that `choose`, `outcome` and `cross_validate` read. The levers:
 
 * coverage as a second signal: a best match scoring at most `margin` under the threshold is
   strong when the post's scored part holds at least `COVERAGE_FLOOR` of the content words
-  (`pipeline.lexical.terms`, stemmed) of the claim's scored part (a rewording under the
+  (`pipeline.relevance.lexical.terms`, stemmed) of the claim's scored part (a rewording under the
   threshold that still names what the claim names, "Heating food in a microwave oven removes
   every nutrient from it" against "Microwaving food destroys all of its nutrients"). The floor
   is fixed ("most of the claim's words"); the margin is the one knob, chosen with the
@@ -29,8 +29,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from bench.claim_polarity import Array, Bools, Ints, Scores, cross_validate
-from pipeline.claim_segments import SegmentPair
-from pipeline.lexical import terms
+from pipeline.claims.segments import SegmentPair
+from pipeline.relevance.lexical import terms
 
 COVERAGE_FLOOR = 0.5
 MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08)

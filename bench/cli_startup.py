@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.config import RelevanceConfig
-from pipeline.embedding_onnx import export_dir
+from pipeline.relevance.embedding_onnx import export_dir
 
 # The embedding model's export from `make setup` (the runs' working directory is the caller's).
 ONNX_DIR = export_dir(RelevanceConfig().onnx_dir)
@@ -53,7 +53,7 @@ _CHECK_IMPORTS = (
     # so that `check --help` is), before the first pipeline step; `factnote` itself is bot.cli.
     "import bot.cli\n"
     "import bot.commands.check\n"
-    "import bot.runtime\n"
+    "import bot.ops.runtime\n"
     "from bot import lifecycle, platforms\n"
     "from storage.repositories import add_decision\n"
 )
@@ -64,7 +64,7 @@ t0 = time.perf_counter()
 """
     + _CHECK_IMPORTS
     + """from bot.config import Settings
-from pipeline.relevance import get_embedder
+from pipeline.relevance.scoring import get_embedder
 from storage.db import Database
 t1 = time.perf_counter()
 settings = Settings()

@@ -34,8 +34,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.extract import extract_document
 from pipeline.records import Document, Post
+from pipeline.web.html_text import extract_document
 
 Stance = Literal["refutes", "context", "supports", "none", "offtopic"]
 

@@ -1,5 +1,5 @@
 """The image embedding on its two runtimes: torch (the model as packaged) against the ONNX Runtime
-export built from the same weights (`pipeline.image_embedding_onnx`).
+export built from the same weights (`pipeline.images.embedding_onnx`).
 
 Each runtime runs in a child process of its own, so that its load time includes its own imports
 (torch is most of a cold start) and neither warms the other. A child embeds the pictures of
@@ -36,7 +36,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 from bench.image_similarity import alterations, originals
-from pipeline.image_embedding import EfficientNetLite0Embedder
+from pipeline.images.embedding import EfficientNetLite0Embedder
 
 small = sys.argv[4] == "small"
 images = []

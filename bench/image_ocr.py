@@ -42,7 +42,7 @@ def hwm_mib():
     return float("nan")
 
 from pipeline.config import ImagesConfig
-from pipeline.ocr import RapidOcrEngine
+from pipeline.images.ocr import RapidOcrEngine
 from testing import image_samples as s
 
 cases = [

@@ -32,9 +32,9 @@ from pathlib import Path
 from PIL import Image
 
 from pipeline.config import ImagesConfig
-from pipeline.image_embedding import EfficientNetLite0Embedder, ImageEmbedder, cosine
-from pipeline.image_hash import distance, phash
-from pipeline.images import text_agreement
+from pipeline.images.embedding import EfficientNetLite0Embedder, ImageEmbedder, cosine
+from pipeline.images.phash import distance, phash
+from pipeline.images.reader import text_agreement
 
 Log = Callable[[str], None]
 FOLDS = 5
@@ -346,7 +346,7 @@ def ocr_texts(
 ) -> dict[tuple[str, str], str]:
     """OCR text by (original, alteration), "" for the original itself: every copy of the
     screenshots and memes, and the caption-bar copy of the others (their only text)."""
-    from pipeline.ocr import get_ocr
+    from pipeline.images.ocr import get_ocr
 
     engine = get_ocr(ImagesConfig())
     start = time.perf_counter()

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine, insert
 
-from pipeline.index_tables import local_documents, local_passages
+from pipeline.indexes.tables import local_documents, local_passages
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
 from storage.db import Database

@@ -20,7 +20,7 @@ Two parts, both built when the benchmark runs:
   that" is put in front), an antonym swap, a changed number and a changed named entity where
   the claim has one. The swaps of this generator are its own list: some of its pairs
   (positive/negative, strong/weak, help/hurt, always/rarely, kill/save) are not in
-  `pipeline.polarity`'s table, so the measurement shows how the rules do beyond it.
+  `pipeline.claims.polarity.compare`'s table, so the measurement shows how the rules do beyond it.
   Every other HealthVer claim of a topic is held out of the index and asked as a
   "same-topic" query: its nearest indexed claim is on the same subject but says something else
   (HealthVer's claims of one topic differ in what they assert; a few may be near-paraphrases,
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.taskfive import read_rumors
-from pipeline.lexical import clean_text
+from pipeline.relevance.lexical import clean_text
 
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "data" / "matching"

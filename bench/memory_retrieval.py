@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.config import MemoryConfig, RelevanceConfig
-from pipeline.memory import MemoryIndex, MemoryItem, Phase, Recall, prompt_tokens_estimate
-from pipeline.relevance import get_embedder
+from pipeline.learning.memory import MemoryIndex, MemoryItem, Phase, Recall, prompt_tokens_estimate
+from pipeline.relevance.scoring import get_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "healthver" / "healthver_dev.csv"

@@ -26,9 +26,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.notes_admission import NotesCycle, notes_cycle
-from pipeline.extract import extract_document
+from bot.notes.admission import NotesCycle, notes_cycle
 from pipeline.search.local_index import LocalIndex
+from pipeline.web.html_text import extract_document
 from storage.db import Database
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM

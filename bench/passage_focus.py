@@ -1,4 +1,4 @@
-"""What the extractor's focused passages (`pipeline.passage_focus`) keep of real evidence.
+"""What the extractor's focused passages (`pipeline.research.passage_focus`) keep of real evidence.
 
 The token saving is measured by `bench.pipeline_cost` (which also compares the decisions);
 this measures the risk: how much of a text known to be evidence survives the focus. Each
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from evaluation.taskfive import read_rumors
-from pipeline.passage_focus import Focus, kept_sentences, sentences
+from pipeline.research.passage_focus import Focus, kept_sentences, sentences
 
 Log = Callable[[str], None]
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

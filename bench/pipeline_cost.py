@@ -5,7 +5,7 @@ Ours: every fixture post goes through the real `Checker` (default settings, the 
 counted on the messages the fake server actually received (system + user; the JSON schema sent
 alongside is not counted, on either side), per step; completion tokens on the answers it gave.
 
-Ours reads each passage focused on the claims (`pipeline.passage_focus`); one more run with
+Ours reads each passage focused on the claims (`pipeline.research.passage_focus`); one more run with
 whole passages gives `whole_passages_*` and `decisions_changed_by_focus` (verdict, reply and
 quotes compared post by post).
 
@@ -62,18 +62,18 @@ from bench.world import (
 )
 from pipeline.check import Checker
 from pipeline.config import FetchConfig, ResearchConfig
-from pipeline.credibility import PublisherTable
-from pipeline.describe import post_block
-from pipeline.fetch import usability
-from pipeline.prompts import (
+from pipeline.llm.prompts import (
     EVIDENCE_SYSTEM,
     WRITE_SYSTEM,
     evidence_user,
     page_block,
     write_user,
 )
+from pipeline.post.describe import post_block
 from pipeline.records import SEARCH_TIERS, Decision, Platform, Tier
-from pipeline.write import VERDICT_WORDING, evidence_blocks, writing_rules
+from pipeline.reply.writer import VERDICT_WORDING, evidence_blocks, writing_rules
+from pipeline.sources.credibility import PublisherTable
+from pipeline.web.fetch import usability
 from testing.fakes.openai_server import FakeLLM, RecordedRequest
 
 Log = Callable[[str], None]
@@ -246,7 +246,7 @@ def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> l
         model.install(fake)
         pipeline = pipeline_config(fake)
         if not focus:
-            relevance = pipeline.relevance.model_copy(update={"focus_sentences": False})
+            relevance = pipeline.relevance.scoring.model_copy(update={"focus_sentences": False})
             pipeline = pipeline.model_copy(update={"relevance": relevance})
         kit = build_kit(pipeline, FixtureSearch(delay_s=0.0), web)
         count = kit.embedder.count_tokens

@@ -304,7 +304,7 @@ def report(runs: list[PostRun], cfg: LatencyConfig) -> dict[str, float]:
             )
         ),
         **speculation_cost(conc, seq),
-        # Writers started beside a late re-sent call (`pipeline.first_draft`): used, or
+        # Writers started beside a late re-sent call (`pipeline.research.hedged_writer`): used, or
         # dropped because the late draft fitted after all (an LLM call spent).
         "writer_hedge_used_posts": float(
             sum(1 for r in conc if r.decision.trace.writer_hedge is WriterHedge.USED)

@@ -43,8 +43,8 @@ from typing import Any
 from bench import fixtures
 from bench.world import FixtureModel
 from pipeline.config import RelevanceConfig
-from pipeline.embedding_onnx import export_dir
-from pipeline.relevance import get_embedder
+from pipeline.relevance.embedding_onnx import export_dir
+from pipeline.relevance.scoring import get_embedder
 from pipeline.search.local_index import LocalIndex
 from testing.fakes.openai_server import FakeLLM
 

@@ -36,12 +36,12 @@ from pathlib import Path
 
 from sklearn.metrics import roc_auc_score
 
-from pipeline.credibility import MUSE_FILES, PublisherRating, PublisherTable
-from pipeline.domains import parse_host, registrable_domain
-from pipeline.links import urls_in
-from pipeline.publisher_rules import WIKI_REFERENCE_DOMAINS
 from pipeline.records import Tier
-from pipeline.redirectors import ARCHIVE_HOSTS, ARCHIVE_TODAY_HOSTS
+from pipeline.sources.credibility import MUSE_FILES, PublisherRating, PublisherTable
+from pipeline.sources.publisher_rules import WIKI_REFERENCE_DOMAINS
+from pipeline.web.domains import parse_host, registrable_domain
+from pipeline.web.links import urls_in
+from pipeline.web.redirectors import ARCHIVE_HOSTS, ARCHIVE_TODAY_HOSTS
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_MUSE_DIR = SHARED / "muse_publisher_tiers"

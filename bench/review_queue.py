@@ -44,8 +44,8 @@ from sqlalchemy import Engine, event, insert, text
 
 from adapters.base import SocialPost, Summons, TargetStatus, jsonable
 from bench import pg_cluster
-from bot import users
 from bot.config import load_settings
+from bot.moderation import users
 from bot.web.app import create_app
 from pipeline.records import (
     ClaimAnalysis,

@@ -12,7 +12,7 @@ The no-op run answers every check at once with a fixed reply (`NoopChecker`, a b
 stand-in for `pipeline.check.Checker` at its interface) in live mode on the local adapter,
 so every request is claimed, decided, posted to the outbox and logged as events: what is
 left is the runtime's cost. On SQLite the bot's own worker claims; on PostgreSQL a
-Procrastinate worker (bot/queue.py) runs the jobs triage deferred, in this process.
+Procrastinate worker (bot/ops/queue.py) runs the jobs triage deferred, in this process.
 `--profile` runs only the PostgreSQL no-op, under cProfile, and prints where its CPU goes
 (`Profiles`: the event loop's thread and the job threads apart).
 
@@ -42,12 +42,12 @@ from sqlalchemy import Engine, event, func, select
 from adapters.local import LocalAdapter
 from bench import pg_cluster
 from bot.config import Settings, load_settings
-from bot.heap import freeze_startup_heap
-from bot.intake import poll
-from bot.queue import build_app, enqueue_from, run_worker
-from bot.runtime import open_runtime
-from bot.triage import triage_pending
-from bot.worker import Worker
+from bot.ops.gc_freeze import freeze_startup_heap
+from bot.ops.queue import build_app, enqueue_from, run_worker
+from bot.ops.runtime import open_runtime
+from bot.requests.intake import poll
+from bot.requests.triage import triage_pending
+from bot.requests.worker import Worker
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, Platform, Post, Verdict, utcnow
 from storage.db import Database
@@ -268,7 +268,7 @@ def _noop_round(
     if age:
         # The steady state: a database older than the summons it takes in. A backlog older
         # than the database is first looked up on the platform before posting
-        # (bot/posting.py), which is not what is measured here.
+        # (bot/requests/posting.py), which is not what is measured here.
         with db.transaction() as session:
             for request in session.scalars(select(Request)):
                 request.created_at = utcnow() - timedelta(days=1)

@@ -41,19 +41,19 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.claims import ClaimRecord
+from pipeline.claims.index import ClaimRecord
+from pipeline.claims.ratings import Rating
 from pipeline.config import FetchConfig, ImagesConfig, VideoConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_embedding import embedder_for
-from pipeline.image_hash import MemoryImageStore, SeenImage
-from pipeline.images import ImageReader
-from pipeline.ocr import OcrEngine, get_ocr
-from pipeline.ratings import Rating
+from pipeline.images.embedding import embedder_for
+from pipeline.images.ocr import OcrEngine, get_ocr
+from pipeline.images.phash import MemoryImageStore, SeenImage
+from pipeline.images.reader import ImageReader
 from pipeline.records import Post, Video
 from pipeline.video.factchecks import fact_check_keyframes
 from pipeline.video.intake import decode_video
 from pipeline.video.reader import VideoReader, VideoStageResult
 from pipeline.video.records import VideoReport
+from pipeline.web.fetch import Fetcher
 from testing.image_samples import cer
 from testing.video_samples import (
     Scene,

@@ -13,7 +13,7 @@
   table rates them as it would real sites, and download, type/size checks and the real
   extraction run for every page, inside the timed run. `FetchConfig.allow_hosts` lists the
   fictional hosts, since they do not resolve (the setting exists for test servers).
-* `build_kit` wires the real `Toolkit` to all three.
+* `build_kit` wires the real `SharedParts` to all three.
 * `FixtureModel` plays the LLM behind the fake OpenAI-compatible server: answers are built from
   the request, like a model reading its prompt. The analyst returns the fixture's claims and
   queries; the extractor quotes each page's key sentences when they are among the passages it
@@ -52,14 +52,14 @@ from pipeline.config import (
     PipelineConfig,
     ResearchConfig,
 )
-from pipeline.credibility import PublisherTable
-from pipeline.evidence import normalise
-from pipeline.fetch import Fetcher, MemoryDocumentStore
-from pipeline.lexical import terms
-from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM
+from pipeline.llm.prompts import EVIDENCE_DRAFT_SYSTEM
 from pipeline.records import SearchResult
+from pipeline.relevance.lexical import terms
+from pipeline.research.evidence_extraction import normalise
 from pipeline.search.tiered import TieredSearch
-from pipeline.toolkit import Toolkit
+from pipeline.shared_parts import SharedParts
+from pipeline.sources.credibility import PublisherTable
+from pipeline.web.fetch import Fetcher, MemoryDocumentStore
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM, Reply
 
@@ -338,8 +338,8 @@ def pipeline_config(fake: FakeLLM, concurrency: int | None = None) -> PipelineCo
     )
 
 
-def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> Toolkit:
+def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> SharedParts:
     """The real toolkit, searching `search` and fetching from `web`, with its own empty cache."""
     publishers = PublisherTable.from_config(cfg.credibility)
     fetcher = Fetcher(cfg.fetch, store=MemoryDocumentStore(), client=web.client())
-    return Toolkit.build(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)
+    return SharedParts.build(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)

@@ -203,7 +203,7 @@ class RuntimeConfig(BaseModel):
     # every third of it; a hold that runs out means the worker died, and the request is run
     # again by another. Longer than the slowest database pause, shorter than users will wait.
     lease_s: float = Field(default=60.0, gt=0)
-    # One check's total time: past it the request fails, naming the stage (pipeline.deadline).
+    # One check's total time: past it the request fails, naming the stage (pipeline.web.deadline).
     check_deadline_s: float = Field(default=600.0, gt=0)
 
 
@@ -211,7 +211,7 @@ class QueueConfig(BaseModel):
     """Where queued requests wait for a worker. "local": the bot's own thread pool claims them
     from the requests table (the embedded default, SQLite or PostgreSQL). "procrastinate"
     (PostgreSQL only): `factnote run` polls and enqueues, and any number of `factnote worker`
-    processes, on any machine, run the checks (bot/queue.py)."""
+    processes, on any machine, run the checks (bot/ops/queue.py)."""
 
     backend: Literal["local", "procrastinate"] = "local"
     concurrency: int = Field(default=4, ge=1)  # requests one `factnote worker` runs at once
@@ -227,7 +227,7 @@ class QueueConfig(BaseModel):
 
 
 class HealthConfig(BaseModel):
-    """`python -m bot.healthcheck` (the Docker HEALTHCHECK): the review app's health URL, and
+    """`python -m bot.ops.healthcheck` (the Docker HEALTHCHECK): the review app's health URL, and
     for a bot without the web app, how recent its last poll must be."""
 
     url: str = "http://127.0.0.1:8000/healthz"

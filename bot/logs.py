@@ -247,7 +247,7 @@ class SkippedRuns(logging.Filter):
                 return False
             count = self._counts.pop(name)
             del self._since[name]
-        logging.getLogger("bot.service").info(
+        logging.getLogger("bot.ops.service").info(
             "job %s was still running at %d of its scheduled starts in the last %.0f s; "
             "those starts were skipped (not an error: the previous run is still working)",
             name,

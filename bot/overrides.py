@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import platforms, summary
+from bot import platforms
 from bot.config import Settings
+from bot.ops import summary
 from storage import overrides as saved
 from storage.db import Database, Session
 from storage.models import PostingPause, SettingChange, SettingOverride

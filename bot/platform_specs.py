@@ -1,8 +1,8 @@
 """What a platform is to the bot (`AdapterSpec`) and the registry that holds them.
 
 The types only: the built-in platforms are assembled by `bot.platforms.builtin_registry`, a
-function, so that a platform's own code (Community Notes' `finish`, bot/notes.py) can name
-these types without importing the registry that imports it.
+function, so that a platform's own code (Community Notes' `finish`, bot/notes/decision_to_note.py)
+can name these types without importing the registry that imports it.
 """
 
 from __future__ import annotations

@@ -2,14 +2,15 @@
 
 A spec names the adapter (its platform name in requests, its `[name]` config section and its
 config model), builds it from the settings (importing the platform's SDK only then), and says
-whose reply format its replies follow (`pipeline.formats`) and which triage rules apply to its
+whose reply format its replies follow (`pipeline.reply.formats`) and which triage rules apply to its
 requests. The runtime reads nothing else about a platform:
 
-- `bot.service.build_adapters` builds every enabled adapter, `Bot.bot_handles` reads each
+- `bot.ops.service.build_adapters` builds every enabled adapter, `Bot.bot_handles` reads each
   section's `bot_handle`;
 - `bot.web.dispatch` finds the section of a request's platform when a moderator approves it;
-- `bot.convert.reply_platform` (worker, review, web) maps a request's platform to its format;
-- `bot.triage.decide` reads the spec's `TriagePolicy`;
+- `bot.requests.to_pipeline.reply_platform` (worker, review, web) maps a request's platform to its
+  format;
+- `bot.requests.triage.decide` reads the spec's `TriagePolicy`;
 - `factnote run --mode`, the demo and the review app's overrides reach every section's `mode`.
 
 Adding a platform: an adapter module in `adapters/` (the `adapters.base.Adapter` interface), its
@@ -19,9 +20,9 @@ names in `bot.config.FLAT_ENV`) as a field of `Settings` named like the platform
 
 Nothing is registered at import: `registry()` builds the built-in registry
 (`builtin_registry`) the first time the process asks for it, and the spec types live in
-`bot.platform_specs`, which a platform's own gates (bot/notes.py) import without importing
-this module back. A reply format with counting rules of its own is one
-`pipeline.records.Platform` member and one `pipeline.formats.REPLY_FORMATS` entry.
+`bot.platform_specs`, which a platform's own gates (bot/notes/decision_to_note.py) import without
+importing this module back. A reply format with counting rules of its own is one
+`pipeline.records.Platform` member and one `pipeline.reply.formats.REPLY_FORMATS` entry.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def _bluesky(settings: Settings) -> Adapter:
 
 
 def _x_notes(settings: Settings) -> Adapter:
-    from bot.notes_wiring import build_notes_adapter
+    from bot.notes.adapter_setup import build_notes_adapter
 
     return build_notes_adapter(settings)
 
@@ -165,6 +166,6 @@ def _x_notes(settings: Settings) -> Adapter:
 def _x_notes_finish(
     db: Database, settings: Settings, adapter: Adapter | None, summons: Summons, decision: Decision
 ) -> Finished:
-    from bot.notes import finish
+    from bot.notes.decision_to_note import finish
 
     return finish(db, settings, adapter, summons, decision)

@@ -17,10 +17,16 @@ from evaluation.taskfive import (
     snowflake_time,
     verdict_scores,
 )
-from pipeline.authority import AuthorityIndex, Statement, aggregate, judge_stances, permalink
+from pipeline.authority.retrieval import (
+    AuthorityIndex,
+    Statement,
+    aggregate,
+    judge_stances,
+    permalink,
+)
 from pipeline.config import AuthorityConfig, LLMConfig, RelevanceConfig
-from pipeline.llm import CallLedger, LLMClient
-from pipeline.relevance import get_embedder
+from pipeline.llm.client import CallLedger, LLMClient
+from pipeline.relevance.scoring import get_embedder
 
 STANCE_TO_LABEL = {
     "supports": "SUPPORTS",

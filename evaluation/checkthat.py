@@ -3,9 +3,9 @@
 * collection (`vclaims.jsonl`): one fact-check a line, `vclaim_id`, `vclaim` (the claim as the
   fact-checker states it), `title`, `date` ("26 May 2015"), optionally `page_url`. Each line is
   read as the ClaimReview a fact-check page carries and goes through the project's own importer
-  (`pipeline.claimreview.read_jsonld`), so the evaluation indexes what `factnote claims import`
-  would. A line without a `page_url` gets the review URL its id names (`vclaim-sno-SLUG` is the
-  Snopes page `https://www.snopes.com/fact-check/SLUG/`).
+  (`pipeline.claims.claimreview.read_jsonld`), so the evaluation indexes what `factnote claims
+  import` would. A line without a `page_url` gets the review URL its id names (`vclaim-sno-SLUG` is
+  the Snopes page `https://www.snopes.com/fact-check/SLUG/`).
 * queries (`*_queries.tsv`): `query_id <TAB> text`.
 * qrels (`*_qrels.tsv`): `query_id 0 vclaim_id relevance` (whitespace separated).
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.claimreview import read_jsonld
-from pipeline.claims import ClaimRecord
+from pipeline.claims.claimreview import read_jsonld
+from pipeline.claims.index import ClaimRecord
 
 SNOPES = {"@type": "Organization", "name": "Snopes", "url": "https://www.snopes.com/"}
 _PREFIXES = {"vclaim-sno-": "https://www.snopes.com/fact-check/"}

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from evaluation.taskfive import Rumor
 from pipeline import safejson
-from pipeline.claims import ClaimIndex, ClaimRecord, same_url
+from pipeline.claims.index import ClaimIndex, ClaimRecord, same_url
 from pipeline.config import ClaimsConfig, RelevanceConfig
-from pipeline.relevance import get_embedder
-from pipeline.urls import canonical_url
+from pipeline.relevance.scoring import get_embedder
+from pipeline.web.urls import canonical_url
 
 SWEEP = tuple(round(0.30 + 0.025 * i, 3) for i in range(25))  # 0.30 .. 0.90
 

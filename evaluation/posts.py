@@ -25,13 +25,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from pipeline import guard
 from pipeline.check import Checker
 from pipeline.config import GuardConfig, MemoryConfig
-from pipeline.judge import GATES, Judge, Judgment
-from pipeline.llm import CallLedger, LLMClient, LLMError
-from pipeline.memory import Episode, MemoryIndex, distill
-from pipeline.memory_checks import stranger_texts
+from pipeline.learning.judge import GATES, Judge, Judgment
+from pipeline.learning.memory import Episode, MemoryIndex, distill
+from pipeline.learning.memory_checks import stranger_texts
+from pipeline.llm.client import CallLedger, LLMClient, LLMError
 from pipeline.records import (
     Decision,
     DecisionStatus,
@@ -40,6 +39,7 @@ from pipeline.records import (
     Post,
     Verdict,
 )
+from pipeline.reply import guard
 
 CONFIDENCE_GRID = tuple(round(c / 10, 1) for c in range(10))  # 0.0 … 0.9
 LABELS = tuple(v.value for v in Verdict)

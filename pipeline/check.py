@@ -2,8 +2,8 @@
 
 describe → analyse → known claims → research rounds (authorities, then search, fetch,
 relevance, evidence) → verdict → write → guard (→ rewrite ≤ N) → decision. With an LLM, the
-head start (`pipeline.head_start`) searches the post's own words beside the first two steps.
-Every outcome is a `Decision`: a reply, an abstention with its reasons, `needs_llm` when no
+head start (`pipeline.research.head_start`) searches the post's own words beside the first two
+steps. Every outcome is a `Decision`: a reply, an abstention with its reasons, `needs_llm` when no
 endpoint is configured, or `failed` when something technical broke (with the trace gathered up
 to that point). Nothing here posts anything.
 
@@ -22,26 +22,21 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from pipeline import guard
-from pipeline.analyze import analyze, fallback_analysis
-from pipeline.claim_replies import templated_reply
-from pipeline.claims import (
+from pipeline.claims.index import (
     ClaimMatch,
     fact_check_evidence,
     usable_as_evidence,
     verdict_for,
 )
+from pipeline.claims.known import find_known_claims
+from pipeline.claims.replies import templated_reply
 from pipeline.context import CheckContext
-from pipeline.deadline import Deadline, DeadlineExceeded, within
-from pipeline.describe import cap_post, detect_language
 from pipeline.failures import PipelineFailure
-from pipeline.first_draft import FirstDraft, first_draft
-from pipeline.head_start import HeadStart, start_head_start
-from pipeline.images import ImageReader, merge_matches, unreadable_only
-from pipeline.known_claims import find_known_claims
-from pipeline.llm import CallLedger
-from pipeline.memory import Phase, Recall
-from pipeline.pages import PagePreparer
+from pipeline.images.reader import ImageReader, merge_matches, unreadable_only
+from pipeline.learning.memory import Phase, Recall
+from pipeline.llm.client import CallLedger
+from pipeline.post.analyze import analyze, fallback_analysis
+from pipeline.post.describe import cap_post, detect_language
 from pipeline.records import (
     ClaimAnalysis,
     Decision,
@@ -55,11 +50,16 @@ from pipeline.records import (
     Verdict,
     utcnow,
 )
-from pipeline.research import Research, ResearchOutcome
-from pipeline.scheduler import ResearchScheduler, tiered_search
-from pipeline.toolkit import Toolkit
+from pipeline.reply import guard
+from pipeline.reply.writer import draft_reply, writer_order
+from pipeline.research.head_start import HeadStart, start_head_start
+from pipeline.research.hedged_writer import FirstDraft, first_draft
+from pipeline.research.page_prep import PagePreparer
+from pipeline.research.rounds import Research, ResearchOutcome
+from pipeline.research.scheduler import ResearchScheduler, tiered_search
+from pipeline.shared_parts import SharedParts
 from pipeline.video.reader import VideoReader, video_unreadable_only
-from pipeline.write import draft_reply, writer_order
+from pipeline.web.deadline import Deadline, DeadlineExceeded, within
 
 REPLY_VERDICTS = (Verdict.REFUTED, Verdict.MISLEADING, Verdict.SUPPORTED)
 
@@ -75,7 +75,7 @@ def _undescribed_images(post: Post) -> bool:
 
 
 class Checker:
-    def __init__(self, kit: Toolkit, *, deadline_s: float | None = None) -> None:
+    def __init__(self, kit: SharedParts, *, deadline_s: float | None = None) -> None:
         self.kit = kit
         # One check's total time (the bot's `runtime.check_deadline_s`); None: no limit.
         self.deadline_s = deadline_s
@@ -119,7 +119,7 @@ class Checker:
 class _Run:
     def __init__(
         self,
-        kit: Toolkit,
+        kit: SharedParts,
         post: Post,
         platform: Platform,
         as_of: datetime,
@@ -243,7 +243,8 @@ class _Run:
 
     def _execute(self) -> Decision:
         if self.ctx.use_llm and self.kit.cfg.research.head_start:
-            # Search the post's own words while the LLM analyses it (see pipeline.head_start).
+            # Search the post's own words while the LLM analyses it (see
+            # pipeline.research.head_start).
             with self.timed("head_start"):
                 self.head_start = start_head_start(
                     self.scheduler, self.ctx.post, self.kit.cfg.search
@@ -372,7 +373,7 @@ class _Run:
 
     def _fact_check(self, match: ClaimMatch) -> Evidence | None:
         index = self.kit.claim_index
-        # An image match needs no claim index (pipeline.images); its thresholds still apply.
+        # An image match needs no claim index (pipeline.images.reader); its thresholds still apply.
         claims_cfg = index.cfg if index is not None else self.kit.cfg.claims
         return fact_check_evidence(
             match,
@@ -459,7 +460,8 @@ class _Run:
         )
 
     def _first_draft(self, outcome: ResearchOutcome) -> FirstDraft:
-        """The extractor's draft if one fits, else the writer's (`pipeline.first_draft`)."""
+        """The extractor's draft if one fits, else the writer's
+        (`pipeline.research.hedged_writer`)."""
         write_s: list[float] = []
 
         def writer() -> Callable[[], str]:

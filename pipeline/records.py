@@ -12,10 +12,10 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 # Re-exported (the `as` form) for storage, which may import this module only.
-from pipeline.image_records import ImageReport as ImageReport
-from pipeline.image_records import SeenImage as SeenImage
-from pipeline.image_records import merged_sighting as merged_sighting
-from pipeline.image_records import ranked_by_cosine as ranked_by_cosine
+from pipeline.images.records import ImageReport as ImageReport
+from pipeline.images.records import SeenImage as SeenImage
+from pipeline.images.records import merged_sighting as merged_sighting
+from pipeline.images.records import ranked_by_cosine as ranked_by_cosine
 from pipeline.video.records import VideoReport
 
 
@@ -83,7 +83,7 @@ class Image(BaseModel):
     source: str  # local path or URL
     alt_text: str | None = None
     description: str | None = None
-    text: str | None = None  # the text read in it offline (OCR), filled by pipeline.images
+    text: str | None = None  # the text read in it offline (OCR), filled by pipeline.images.reader
 
 
 class Video(BaseModel):
@@ -189,7 +189,7 @@ class EvidenceSource(StrEnum):
     """Where an evidence item came from."""
 
     WEB = "web"  # a searched and fetched page
-    AUTHORITY = "authority"  # an authority account's own statement (`pipeline.authority`)
+    AUTHORITY = "authority"  # an authority account's own statement (`pipeline.authority.retrieval`)
     # A matched published fact-check (set by `claims`, weighed by the guard and the writer).
     FACT_CHECK = "fact_check"
 
@@ -212,7 +212,7 @@ class Evidence(BaseModel):
 class EarlyDraft(BaseModel):
     """A reply the evidence extractor drafted along with its quotes, for the pages of one call.
     It replaces the writing call only when it rests on what the writer would have been given
-    (`pipeline.write.early_draft`)."""
+    (`pipeline.reply.writer.early_draft`)."""
 
     verdict: Verdict
     text: str
@@ -235,7 +235,7 @@ class LLMCall(BaseModel):
 
 
 class ProblemCode(StrEnum):
-    """The guard's rules, one code each (`pipeline.guard` says what each checks)."""
+    """The guard's rules, one code each (`pipeline.reply.guard` says what each checks)."""
 
     EMPTY = "empty"
     TOO_LONG = "too_long"
@@ -329,7 +329,8 @@ class RoundTrace(BaseModel):
 
 
 class MemoryUse(BaseModel):
-    """A memory item shown to one LLM call of the check (pipeline.memory), for the trace."""
+    """A memory item shown to one LLM call of the check (pipeline.learning.memory), for the
+    trace."""
 
     id: str
     phase: str  # analysis | search | writing
@@ -338,7 +339,8 @@ class MemoryUse(BaseModel):
 
 
 class WriterHedge(StrEnum):
-    """Whether the writer was started beside extraction calls still out (`pipeline.first_draft`)."""
+    """Whether the writer was started beside extraction calls still out
+    (`pipeline.research.hedged_writer`)."""
 
     NONE = "none"  # no late call stood before the draft used: nothing to hedge
     USED = "used"  # the late drafts did not fit: the writer's, started early, is the reply

@@ -274,7 +274,7 @@ class TransactionNotes:
     """What a transaction noted for its end, kept on its session until it commits or rolls
     back (then dropped, done or not): work to run once the change is committed (the
     lifecycle's log lines: a rolled-back change was never a transition), and the requests it
-    made claimable, whose jobs a queue writes before the commit (bot/queue.py)."""
+    made claimable, whose jobs a queue writes before the commit (bot/ops/queue.py)."""
 
     after_commit: list[Callable[[], None]] = field(default_factory=list)
     woken: set[int] = field(default_factory=set)

@@ -1,5 +1,5 @@
-"""Queries intake (`bot.intake`) runs: which summons have a request already, the batch insert
-of new requests, an adapter's poll cursor and rate budgets. The bot decides what to store and
+"""Queries intake (`bot.requests.intake`) runs: which summons have a request already, the batch
+insert of new requests, an adapter's poll cursor and rate budgets. The bot decides what to store and
 writes no SQL of its own."""
 
 from __future__ import annotations

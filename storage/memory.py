@@ -1,5 +1,5 @@
 """Queries about experience memory (tables `memory_items`, `memory_sources`, `judgments`) and
-the episodes it learns from, for `bot.memory_store` and `bot.memory_learn`. The bot calls these
+the episodes it learns from, for `bot.memory.store` and `bot.memory.learn`. The bot calls these
 and writes no SQL of its own for them; it turns the rows into the pipeline's records."""
 
 from __future__ import annotations

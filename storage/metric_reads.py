@@ -1,4 +1,4 @@
-"""Queries `/metrics` (`bot.metrics`) runs at each scrape besides the running totals
+"""Queries `/metrics` (`bot.ops.metrics`) runs at each scrape besides the running totals
 (`storage.metric_totals`) and the state counts (`storage.review_queue`): one platform's
 requests, posting errors per platform, and the adapters' rate budgets."""
 

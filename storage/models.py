@@ -94,10 +94,10 @@ class Request(Base):
     __table_args__ = (
         UniqueConstraint("platform", "summons_id", name="uq_request_summons"),
         Index("ix_requests_state_next", "state", "next_attempt_at"),
-        # Every post's repeat check (bot/repeats.py) and every triage batch's last-hour counts
-        # (bot/triage.py): lookups, not scans of every request ever taken in. The reply text
-        # by hash on PostgreSQL: a B-tree entry may not exceed about 2.7 kB, and a moderator's
-        # edit or a long draft must never fail to save for an index's sake.
+        # Every post's repeat check (bot/requests/no_repeats.py) and every triage batch's last-hour
+        # counts (bot/requests/triage.py): lookups, not scans of every request ever taken in. The
+        # reply text by hash on PostgreSQL: a B-tree entry may not exceed about 2.7 kB, and a
+        # moderator's edit or a long draft must never fail to save for an index's sake.
         Index("ix_requests_reply_text", "reply_text", postgresql_using="hash"),
         Index("ix_requests_created", "created_at"),
         Index("ix_requests_requester_created", "requester", "created_at"),
@@ -159,7 +159,8 @@ class Request(Base):
     escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # The worker holding a `processing` request, and until when: it renews the lease while it
     # works (a heartbeat); a lease that runs out means the worker died and the request is
-    # requeued (bot/lifecycle.py). A live slow request keeps its lease and never runs twice.
+    # requeued (bot/requests/lifecycle.py). A live slow request keeps its lease and never runs
+    # twice.
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # The latest decision's verdict and the best (lowest) tier rank among its evidence (NULL:
@@ -405,8 +406,8 @@ class LoginThrottle(Base):
 
 
 class RequestEvent(Base):
-    """One state change of a request (`bot/lifecycle.py` writes it in the same transaction as
-    the change): the request's history, for moderators, auditors and debugging."""
+    """One state change of a request (`bot/requests/lifecycle.py` writes it in the same transaction
+    as the change): the request's history, for moderators, auditors and debugging."""
 
     __tablename__ = "request_events"
     __table_args__ = (Index("ix_request_events_request", "request_id", "id"),)
@@ -441,7 +442,7 @@ class ImageRow(Base):
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The fact-check that carries this image (a ClaimRecord as JSON), if any.
     fact_check: Mapped[Any] = mapped_column(JSON, nullable=True)
-    # The learned embedding (float32 bytes, `pipeline.image_embedding`) and its model's name:
+    # The learned embedding (float32 bytes, `pipeline.images.embedding`) and its model's name:
     # vectors of different embedders are never compared.
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     embedder: Mapped[str | None] = mapped_column(String(64), nullable=True)
@@ -509,7 +510,7 @@ class XNoteCap(Base):
 
 
 class Judgment(Base):
-    """The hierarchical judge's grading of one decision (pipeline.judge)."""
+    """The hierarchical judge's grading of one decision (pipeline.learning.judge)."""
 
     __tablename__ = "judgments"
 
@@ -527,7 +528,7 @@ class Judgment(Base):
 
 
 class MemoryItemRow(Base):
-    """One experience-memory strategy (pipeline.memory.MemoryItem) of this deployment."""
+    """One experience-memory strategy (pipeline.learning.memory.MemoryItem) of this deployment."""
 
     __tablename__ = "memory_items"
 
@@ -543,8 +544,8 @@ class MemoryItemRow(Base):
     last_useful_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
-    # proposed | approved | rejected | refused (pipeline.memory.Status); only approved items
-    # reach a prompt unless `memory.use_proposed` is on.
+    # proposed | approved | rejected | refused (pipeline.learning.memory.Status); only approved
+    # items reach a prompt unless `memory.use_proposed` is on.
     status: Mapped[str] = mapped_column(String(16), default="proposed", index=True)
     origin: Mapped[str] = mapped_column(String(16), default="judge")  # judge|approve|edit|...
     decided_by: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -77,7 +77,7 @@ def cycle_rows(
     return requests, drafted, evaluated, submitted
 
 
-# -- the note writer's ledger (bot/notes_store.py adapts these to the adapter's interface) ----
+# -- the note writer's ledger (bot/notes/store.py adapts these to the adapter's interface) ----
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""Queries the Procrastinate queue backend (`bot.queue`) runs on the requests table: the claim
+"""Queries the Procrastinate queue backend (`bot.ops.queue`) runs on the requests table: the claim
 of one request a job names, the requests left without a job, and the requests a transaction
 woke. The bot calls these and writes no SQL of its own; Procrastinate's own tables are its
-business (`bot.queue.ensure_schema` installs them)."""
+business (`bot.ops.queue.ensure_schema` installs them)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What the audit report (`bot.report` and its parts) reads, batch by batch: the requests with
-their decisions and evidence, when each entered review, the guard's and the video stage's parts
+"""What the audit report (`bot.reports.audit` and its parts) reads, batch by batch: the requests
+with their decisions and evidence, when each entered review, the guard's and the video stage's parts
 of the traces (extracted in SQL: a trace is tens of kB), the event log, and the notes written.
 The bot calls these and writes no SQL of its own for them."""
 

@@ -1,5 +1,5 @@
 """Guarded UPDATEs that move one request to another state: the statements under
-`bot.lifecycle.transition_where`, which owns the rules (allowed moves, events, log lines).
+`bot.requests.lifecycle.transition_where`, which owns the rules (allowed moves, events, log lines).
 
 A move is guarded by the state its caller read (a request another worker moved first is left
 alone) and, for a worker's own result, by its lease. On the hot paths (claims, recorded
@@ -124,7 +124,8 @@ def _update_shaped(
     return written.returning(events.c.request_id)
 
 
-# -- the lifecycle's other statements (bot.lifecycle owns when each runs) ---------------------
+# -- the lifecycle's other statements (bot.requests.lifecycle owns when each runs)
+# ---------------------
 
 Condition = ColumnElement[bool]  # a further guard on a move (`Guard.where`)
 _EVENT_INSERT = insert(RequestEvent)  # built once: it runs for every transition

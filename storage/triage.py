@@ -1,5 +1,5 @@
-"""Queries triage (`bot.triage`) runs: the requests waiting in `received`, what its rules read
-for a batch of them (hourly counts, opt-outs, earlier answers to the same claim), and the
+"""Queries triage (`bot.requests.triage`) runs: the requests waiting in `received`, what its rules
+read for a batch of them (hourly counts, opt-outs, earlier answers to the same claim), and the
 opt-out a command records. The bot keeps the rules and writes no SQL of its own."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Queries about the review app's accounts and their login throttle: the rows `bot.users`
+"""Queries about the review app's accounts and their login throttle: the rows `bot.moderation.users`
 reads and writes. The bot keeps the rules (password hashing, roles, lockout lengths) and
 writes no SQL of its own."""
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import CredibilityConfig, PipelineConfig, ResearchConfig
-from pipeline.extract import extract_document
 from pipeline.records import Post
 from pipeline.search.local_index import LocalIndex
-from pipeline.toolkit import Toolkit
+from pipeline.shared_parts import SharedParts
+from pipeline.web.html_text import extract_document
 from testing.fakes.openai_server import FakeLLM, Reply
 
 POST = Post(
@@ -98,14 +98,14 @@ def _fill(index: LocalIndex) -> None:
             index.add(extract_document(url, html, "text/html"))
 
 
-def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> Toolkit:
+def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> SharedParts:
     cfg = PipelineConfig(
         credibility=CredibilityConfig(overrides=TIERS),
         research=ResearchConfig(**research),
     )
     if fake is not None:
         cfg.llm = fake.config()
-    return Toolkit.build(cfg, index_path=index_path)
+    return SharedParts.build(cfg, index_path=index_path)
 
 
 def quotes_from_page(body: dict[str, Any], stance: str = "refutes") -> Reply:

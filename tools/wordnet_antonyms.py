@@ -1,6 +1,6 @@
 """Write `pipeline/data/antonyms_wordnet.tsv` from Princeton WordNet 3.0's database files.
 
-The polarity check (`pipeline.polarity_antonyms`) reads opposite words from that file at run
+The polarity check (`pipeline.claims.polarity.antonyms`) reads opposite words from that file at run
 time; this tool regenerates it from the WordNet data Debian packages (`apt-get install
 wordnet-base`, files under /usr/share/wordnet). Nothing is fetched.
 
@@ -17,7 +17,7 @@ and left out: they made 41,000 pairs, many of them senses no claim means ("check
 
 and, after a blank line and a `# inflections` line, WordNet's exception lists (`*.exc`) for the
 words of the pairs (`rose<TAB>rise`, `stopped<TAB>stop`), which the rule-based lemmatiser of
-`pipeline.polarity_antonyms` cannot derive.
+`pipeline.claims.polarity.antonyms` cannot derive.
 
 WordNet 3.0 license (Princeton University): permission to use, copy, modify and distribute
 this software and database for any purpose is granted, provided the copyright notice appears

@@ -1,5 +1,5 @@
 """What the note writer keeps between calls, as the adapter needs it (the bot implements it in
-SQL, `bot.notes_store`): each prepared note's classification and tags, evaluate scores by the
+SQL, `bot.notes.store`): each prepared note's classification and tags, evaluate scores by the
 hash of the exact text, the submission intents and receipts, and the learned daily cap."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ variant, or none within the pipeline's caps: the attachment's note says which; X
 writer drops every video post, and so would we with nothing read), and posts whose media cannot
 be read. A video-only post with a file goes on: the pipeline reads its keyframes (and speech),
 and when nothing could be read from it the decision says so and no note is written (the
-pipeline's "not checkable" abstention, and `bot.notes.finish` for a post whose words alone
-were checked). Posts we already noted never come back
+pipeline's "not checkable" abstention, and `bot.notes.decision_to_note.finish` for a post whose
+words alone were checked). Posts we already noted never come back
 as new requests (the request table's idempotency key). The rest are ordered: posts with note
 requests first, then the freshest.
 """

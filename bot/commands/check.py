@@ -119,7 +119,7 @@ def _summons_target(path: Path, raw: str, bot_handles: Sequence[str]) -> Post | 
     None when the file is not a summons (its text mentions none of our accounts)."""
     from adapters.base import TargetStatus
     from adapters.local import LocalAdapter
-    from bot.convert import asked_about, mentions, target_post
+    from bot.requests.to_pipeline import asked_about, mentions, target_post
 
     try:
         data = json.loads(raw)
@@ -162,8 +162,9 @@ def command(
     json_: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
 ) -> None:
     """Check one post and print the decision (nothing is posted)."""
-    from bot import lifecycle, platforms
-    from bot.runtime import open_runtime
+    from bot import platforms
+    from bot.ops.runtime import open_runtime
+    from bot.requests import lifecycle
     from storage.repositories import add_decision, create_cli_request
 
     settings: Settings = ctx.obj

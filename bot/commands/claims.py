@@ -46,9 +46,9 @@ app.command("sync")(sync)
 
 @contextmanager
 def _open(ctx: typer.Context, option: str | None) -> Iterator[Any]:
-    from pipeline.claims import ClaimIndex
-    from pipeline.credibility import PublisherTable
-    from pipeline.relevance import get_embedder  # loads torch: only when a command runs
+    from pipeline.claims.index import ClaimIndex
+    from pipeline.relevance.scoring import get_embedder  # loads torch: only when a command runs
+    from pipeline.sources.credibility import PublisherTable
 
     with index_store(ctx, option) as target:
         index = ClaimIndex(
@@ -78,15 +78,15 @@ def import_(
     """Add fact-checks to the claim index; one record per review of a claim. A file or review
     that cannot be imported gets a `failed:` line and the rest are still imported; the exit
     status is 1 when anything failed."""
-    from pipeline.claimreview import (
+    from pipeline.claims.claimreview import (
         ClaimImportError,
         apply_rating_map,
         read_file,
         read_url,
         unknown_rating_texts,
     )
-    from pipeline.claims import ClaimIndexError
-    from pipeline.fetch import Fetcher
+    from pipeline.claims.index import ClaimIndexError
+    from pipeline.web.fetch import Fetcher
 
     claims_cfg = section(ctx, "claims", ClaimsConfig)
     max_bytes = claims_cfg.import_max_bytes
@@ -193,9 +193,9 @@ def _import_images(
     """Fetch and remember the images `source`'s reviews carry; a failure line per image not
     taken in."""
     from pipeline.config import ImagesConfig
-    from pipeline.image_embedding import embedder_for
-    from pipeline.image_factchecks import store_fact_check_images
-    from pipeline.ocr import get_ocr
+    from pipeline.images.embedding import embedder_for
+    from pipeline.images.factchecks import store_fact_check_images
+    from pipeline.images.ocr import get_ocr
 
     cfg = section(ctx, "images", ImagesConfig)
     embedder = embedder_for(cfg)
@@ -219,8 +219,8 @@ def _import_videos(
     """Fetch, decode and remember the keyframes of the videos `source`'s reviews carry; a
     failure line per video not taken in."""
     from pipeline.config import ImagesConfig, VideoConfig
-    from pipeline.image_embedding import embedder_for
-    from pipeline.ocr import get_ocr
+    from pipeline.images.embedding import embedder_for
+    from pipeline.images.ocr import get_ocr
     from pipeline.video.factchecks import store_fact_check_videos
 
     cfg = section(ctx, "images", ImagesConfig)

@@ -19,7 +19,7 @@ from bot.commands.output import error, fail, say
 from bot.commands.settings import loaded
 
 if TYPE_CHECKING:
-    from bot.claim_sync import SourceReport
+    from bot.ops.claim_sync import SourceReport
 
 SKIPPED_SHOWN = 20  # reasons printed per source; the count is always whole
 
@@ -42,10 +42,10 @@ def sync(
 ) -> None:
     """Import new and changed fact-checks from the Fact Check Tools API and feed dumps; what
     is already stored unchanged is not imported again."""
-    from bot.claim_sync import claim_sync, configured
-    from pipeline.claims import ClaimIndex
-    from pipeline.credibility import PublisherTable
-    from pipeline.relevance import get_embedder  # loads torch: only when the command runs
+    from bot.ops.claim_sync import claim_sync, configured
+    from pipeline.claims.index import ClaimIndex
+    from pipeline.relevance.scoring import get_embedder  # loads torch: only when the command runs
+    from pipeline.sources.credibility import PublisherTable
     from storage.db import Database
 
     settings = loaded(ctx)

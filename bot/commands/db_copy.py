@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.index_tables import FTS_TABLES
-from pipeline.index_tables import metadata as index_metadata
+from pipeline.indexes.tables import FTS_TABLES
+from pipeline.indexes.tables import metadata as index_metadata
 from storage.db import Engine
 from storage.models import Base
 from storage.table_copy import (

@@ -19,11 +19,11 @@ from bot.commands.index import add_files
 from bot.commands.run import print_cycle
 from bot.commands.status import print_overview
 from bot.config import Settings, load_settings
-from bot.runtime import Runtime, open_runtime
-from bot.service import Bot, build_adapters
-from bot.summary import overview
-from pipeline.claimreview import load_file
-from pipeline.claims import ClaimIndex
+from bot.ops.runtime import Runtime, open_runtime
+from bot.ops.service import Bot, build_adapters
+from bot.ops.summary import overview
+from pipeline.claims.claimreview import load_file
+from pipeline.claims.index import ClaimIndex
 from storage.repositories import latest_decision
 from storage.requests import all_requests
 

@@ -17,7 +17,7 @@ from bot.commands.settings import loaded
 
 if TYPE_CHECKING:
     from pipeline.config import MemoryConfig
-    from pipeline.memory import MemoryIndex
+    from pipeline.learning.memory import MemoryIndex
 
 MemoryMode = Literal["off", "frozen", "learn"]
 
@@ -36,10 +36,10 @@ def posts(
     """Evaluate the bot end to end on labelled posts (replay mode); JSON and HTML reports."""
     from evaluation.posts import DataError, EvalRun, read_posts, report_json, summarise
     from pipeline.check import Checker
-    from pipeline.judge import Judge
-    from pipeline.llm import LLMClient
+    from pipeline.learning.judge import Judge
+    from pipeline.llm.client import LLMClient
     from pipeline.records import Platform
-    from pipeline.toolkit import Toolkit
+    from pipeline.shared_parts import SharedParts
 
     if memory not in ("off", "frozen", "learn"):
         raise typer.BadParameter("--memory must be off, frozen or learn")
@@ -60,7 +60,7 @@ def posts(
 
     # The deployment's indexes (local, claims, authority) are tables of its database.
     index_db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
-    kit = Toolkit.build(settings.pipeline(), database=index_db.engine)
+    kit = SharedParts.build(settings.pipeline(), database=index_db.engine)
     judge_llm = LLMClient(settings.judge.llm_config(settings.llm)) if judge else None
     run = EvalRun(
         checker=Checker(kit, deadline_s=settings.runtime.check_deadline_s),
@@ -87,7 +87,7 @@ def posts(
     if out is not None:
         out.write_text(text + "\n", encoding="utf-8")
     if html is not None:
-        from bot.post_eval_report import render
+        from bot.reports.eval_posts import render
 
         html.write_text(render(json.loads(text)), encoding="utf-8")
     summary = summarise(results)
@@ -101,8 +101,8 @@ def posts(
 
 def _memory_copy(database_url: str, cfg: MemoryConfig) -> MemoryIndex:
     """The deployment's memory items, copied into an in-memory index the run may change."""
-    from bot.memory_store import StoredMemory
-    from pipeline.memory import MemoryIndex
+    from bot.memory.store import StoredMemory
+    from pipeline.learning.memory import MemoryIndex
     from storage.db import Database
 
     db = Database(database_url)

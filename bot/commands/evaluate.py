@@ -158,7 +158,7 @@ def _claims_collection(
         read_queries,
     )
     from evaluation.claim_matching import evaluate_collection
-    from pipeline.urls import canonical_url
+    from pipeline.web.urls import canonical_url
 
     with _reading_data(OSError, CheckThatFormatError):
         stored = read_collection(collection)

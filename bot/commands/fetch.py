@@ -16,8 +16,8 @@ from rich.text import Text
 
 from bot.dates import parse_when
 from pipeline.config import FetchConfig
-from pipeline.fetch import Fetcher, usability
 from pipeline.records import Document
+from pipeline.web.fetch import Fetcher, usability
 
 PREVIEW_CHARS = 500
 

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.text import Text
 
 from pipeline.config import GuardConfig
-from pipeline.guard import check_text
 from pipeline.records import Platform
+from pipeline.reply.guard import check_text
 
 
 def command(

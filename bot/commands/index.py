@@ -30,7 +30,7 @@ from pipeline.capped_read import CappedReadError, read_capped
 from pipeline.config import FetchConfig, RelevanceConfig
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
-from pipeline.urls import canonical_url
+from pipeline.web.urls import canonical_url
 
 app = typer.Typer(help="The local search index", no_args_is_help=True)
 
@@ -54,7 +54,7 @@ class _Meta:
 
 @contextmanager
 def _open(ctx: typer.Context, option: str | None) -> Iterator[LocalIndex]:
-    from pipeline.relevance import get_embedder  # loads torch: only when a command runs
+    from pipeline.relevance.scoring import get_embedder  # loads torch: only when a command runs
 
     with index_store(ctx, option) as target:
         embedder = get_embedder(section(ctx, "relevance", RelevanceConfig))
@@ -127,7 +127,7 @@ def _content_type(path: Path) -> str:
 
 
 def _document(path: Path, meta: _Meta) -> Document:
-    from pipeline.extract import MAX_TITLE_CHARS, extract_document
+    from pipeline.web.html_text import MAX_TITLE_CHARS, extract_document
 
     body = _read_capped(path, MAX_FILE_BYTES)
     _check_url(meta.url, str(path))
@@ -216,7 +216,7 @@ def add_url(
     index: str | None = typer.Option(None, "--index", help=INDEX_HELP),
 ) -> None:
     """Fetch pages from the web and add the ones that could be read."""
-    from pipeline.fetch import Fetcher
+    from pipeline.web.fetch import Fetcher
 
     failures = 0
     with (

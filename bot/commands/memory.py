@@ -1,9 +1,9 @@
 """`factnote memory`: audit and edit the experience memory, and learn from moderators.
 
-`learn` distills the moderator actions not yet learned from (`bot.memory_learn`) and, with
+`learn` distills the moderator actions not yet learned from (`bot.memory.learn`) and, with
 `--judge N`, judges recent decisions (stored with them) and learns from that, then deletes
 the items that decayed — the same pass a running bot makes every
-`runtime.memory_learn_interval_s` (`bot.memory_learn.schedule_learning`); `list` searches the
+`runtime.memory_learn_interval_s` (`bot.memory.learn.schedule_learning`); `list` searches the
 items with their source episodes (the web app's admin Memory page does the same);
 `disable`, `enable` and `delete` govern one item; `export` and `import` carry items between
 deployments explicitly. An item learned from the bot's own episodes is proposed: `list
@@ -26,7 +26,7 @@ from bot.commands.output import fail, say
 from bot.commands.settings import loaded
 
 if TYPE_CHECKING:
-    from bot.memory_store import StoredMemory
+    from bot.memory.store import StoredMemory
 
 app = typer.Typer(
     help="Experience memory: learn, list, approve, reject, disable, delete, export, import."
@@ -35,7 +35,7 @@ app = typer.Typer(
 
 @contextmanager
 def _memory(ctx: typer.Context) -> Iterator[StoredMemory]:
-    from bot.memory_store import StoredMemory
+    from bot.memory.store import StoredMemory
     from storage.db import Database
 
     settings = loaded(ctx)
@@ -56,9 +56,9 @@ def learn(
 ) -> None:
     """Distill moderator actions not yet learned from; with --judge, judge recent decisions
     (stored with them) and learn from the judgments; then delete the items that decayed."""
-    from bot.memory_learn import judge_decisions, learn_from_reviews
-    from pipeline.judge import Judge
-    from pipeline.llm import CallLedger, LLMClient
+    from bot.memory.learn import judge_decisions, learn_from_reviews
+    from pipeline.learning.judge import Judge
+    from pipeline.llm.client import CallLedger, LLMClient
 
     settings = loaded(ctx)
     llm = LLMClient(settings.judge.llm_config(settings.llm))
@@ -92,7 +92,7 @@ def list_items(
     ),
 ) -> None:
     """The items, newest first, as JSON lines with their status and source episodes."""
-    from pipeline.memory import STATUSES
+    from pipeline.learning.memory import STATUSES
 
     wanted = "proposed" if proposed else status
     if wanted and wanted not in STATUSES:
@@ -103,8 +103,8 @@ def list_items(
 
 
 def _decide(ctx: typer.Context, item_id: str, decision: str, actor: str, reason: str) -> None:
-    from bot import users
-    from bot.memory_store import DecisionRefused, decide_item
+    from bot.memory.store import DecisionRefused, decide_item
+    from bot.moderation import users
     from storage.db import Database
 
     db = Database(loaded(ctx).database_url)

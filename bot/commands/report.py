@@ -11,7 +11,7 @@ import typer
 from bot import progress
 from bot.config import Settings
 from bot.dates import parse_when
-from bot.export import Format, write_export
+from bot.reports.export import Format, write_export
 from storage.db import Database
 
 SINCE_HELP = "from this date: YYYY-MM-DD (midnight UTC) or an ISO-8601 time (UTC if no zone)."
@@ -25,7 +25,7 @@ def report_command(
     ),
 ) -> None:
     """Write a self-contained HTML audit report (charts inline) of what the bot did."""
-    from bot.report import write_report
+    from bot.reports.audit import write_report
 
     settings: Settings = ctx.obj
     db = Database(settings.database_url)

@@ -18,11 +18,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bot import overrides, platforms, review, users
+from bot import overrides, platforms
 from bot.commands.output import fail
 from bot.config import Settings
-from bot.posting import post_one
-from bot.review import Reviewer
+from bot.moderation import actions as review
+from bot.moderation import users
+from bot.moderation.actions import Reviewer
+from bot.requests.posting import post_one
 from pipeline.records import utcnow
 from storage import review_queue
 from storage.db import Database
@@ -44,7 +46,8 @@ def _fail(exc: Exception | str) -> NoReturn:
 
 
 def _reviewer(db: Database, name: str, *, admin: bool = False) -> Reviewer:
-    """The account `--as` names, as `bot.review` sees it; a one-line refusal otherwise."""
+    """The account `--as` names, as `bot.moderation.actions` sees it; a one-line refusal
+    otherwise."""
     try:
         account = users.reviewer(db, name.strip())
     except users.UserError as exc:

@@ -20,11 +20,11 @@ from bot import platforms
 from bot.commands.output import fail
 from bot.commands.status import LOCKED_EXIT, print_overview
 from bot.config import Settings
-from bot.notes_admission import notes_cycle
-from bot.runtime import open_runtime
-from bot.service import Bot, CycleReport, build_adapters
-from bot.startup import announce
-from bot.summary import overview
+from bot.notes.admission import notes_cycle
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot, CycleReport, build_adapters
+from bot.ops.startup import announce
+from bot.ops.summary import overview
 from pipeline.records import utcnow
 from storage.db import DatabaseBusy
 

@@ -21,11 +21,21 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.commands.output import fail, warn
-from pipeline.citations import TIER_ORDER, CitationFileError, CoverageReport, read_cited_urls
-from pipeline.citations import measure as measure_coverage
 from pipeline.config import CredibilityConfig, FetchConfig
-from pipeline.credibility import CredibilityDataError, PublisherRating, PublisherTable, TableEntry
-from pipeline.resolve import LinkResolver
+from pipeline.sources.citations import (
+    TIER_ORDER,
+    CitationFileError,
+    CoverageReport,
+    read_cited_urls,
+)
+from pipeline.sources.citations import measure as measure_coverage
+from pipeline.sources.credibility import (
+    CredibilityDataError,
+    PublisherRating,
+    PublisherTable,
+    TableEntry,
+)
+from pipeline.web.resolve import LinkResolver
 
 app = typer.Typer(help="Publisher credibility table", no_args_is_help=True)
 

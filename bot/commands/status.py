@@ -14,7 +14,7 @@ from rich.text import Text
 
 from bot.commands.output import fail
 from bot.config import Settings
-from bot.summary import Overview, overview, poll_failing
+from bot.ops.summary import Overview, overview, poll_failing
 from pipeline.redaction import shown_url
 
 LOCKED_EXIT = 75  # EX_TEMPFAIL: try again later
@@ -25,7 +25,7 @@ def status_command(
 ) -> None:
     """Queue sizes by state, last poll per adapter, rate-limit budgets, recent errors."""
     settings: Settings = ctx.obj
-    from bot.notes_admission import admission
+    from bot.notes.admission import admission
     from storage.db import Database, is_lock_error
 
     try:

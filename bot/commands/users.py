@@ -13,16 +13,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bot import users
 from bot.commands.output import fail
 from bot.config import Settings
+from bot.moderation import users
 from pipeline.records import utcnow
 from storage.db import Database
 
 app = typer.Typer(help="Review-app accounts: moderators and admins.", no_args_is_help=True)
 
-# `bot.users.ROLES` as a type, so that help lists the roles and typos are refused by name (a
-# test keeps the two equal).
+# `bot.moderation.users.ROLES` as a type, so that help lists the roles and typos are refused by name
+# (a test keeps the two equal).
 RoleName = Literal["admin", "senior", "moderator"]
 
 

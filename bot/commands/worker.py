@@ -1,4 +1,4 @@
-"""`factnote worker`: run queued checks as a Procrastinate worker (bot/queue.py).
+"""`factnote worker`: run queued checks as a Procrastinate worker (bot/ops/queue.py).
 
 For a deployment with `[queue] backend = "procrastinate"` on PostgreSQL: start as many as the
 work needs, on any machine that reaches the database; `factnote run` (one or more, one of them
@@ -13,10 +13,10 @@ import typer
 
 from bot.commands.output import fail
 from bot.config import Settings
-from bot.queue import build_app, ensure_schema, run_worker, uses_procrastinate
-from bot.runtime import open_runtime
-from bot.service import build_adapters
-from bot.worker import Worker
+from bot.ops.queue import build_app, ensure_schema, run_worker, uses_procrastinate
+from bot.ops.runtime import open_runtime
+from bot.ops.service import build_adapters
+from bot.requests.worker import Worker
 
 USAGE_EXIT = 2
 

@@ -1,7 +1,7 @@
 """Moderator actions on one request, shared by the item page and the queue's bulk form.
 
-Each goes through `bot.review` (which records who did what, enforces the escalation and claim
-rules, and refuses an item that is not awaiting review with `review.ReviewError`); approving
+Each goes through `bot.moderation.actions` (which records who did what, enforces the escalation and
+claim rules, and refuses an item that is not awaiting review with `review.ReviewError`); approving
 also posts when this process has the request's adapter enabled (`bot.web.dispatch`) and the
 kill switch allows it. The routes turn the outcomes into flashes.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot import review
 from bot.config import Settings
-from bot.review import Reviewer
+from bot.moderation import actions as review
+from bot.moderation.actions import Reviewer
 from bot.web import dispatch
 from pipeline.records import GuardReport
 from storage import review_queue

@@ -2,10 +2,10 @@
 settings and users, `/healthz` and `/metrics`. Server-rendered with Jinja2 (auto-escaped).
 
 Every page but `/login`, `/healthz`, `/metrics` and the stylesheet needs a session; every POST
-needs the session's CSRF token. Moderator actions go through `bot.review`, which records who
-did what and re-runs the guard on edits. Logins are throttled per name and per client address
-(`bot.users.attempt_login`). `/metrics` needs `Authorization: Bearer <web.metrics_token>` when
-that token is set, and otherwise answers only requests from this machine (loopback).
+needs the session's CSRF token. Moderator actions go through `bot.moderation.actions`, which records
+who did what and re-runs the guard on edits. Logins are throttled per name and per client address
+(`bot.moderation.users.attempt_login`). `/metrics` needs `Authorization: Bearer <web.metrics_token>`
+when that token is set, and otherwise answers only requests from this machine (loopback).
 
 This module assembles the app: the shared `WebContext` (`bot.web.context`), the middleware,
 the error pages (`bot.web.errors`) and one router per area (`bot.web.routes`).
@@ -22,9 +22,9 @@ from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from bot import users
 from bot.config import ConfigError, Settings
-from bot.metrics import registry_for
+from bot.moderation import users
+from bot.ops.metrics import registry_for
 from bot.web import errors
 from bot.web.context import HERE, WebContext, build_templates
 from bot.web.routes import admin, auth, item, ops, queue

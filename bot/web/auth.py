@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from fastapi import Depends, HTTPException, Request
 
-from bot import users
-from bot.users import Account
+from bot.moderation import users
+from bot.moderation.users import Account
 from bot.web import csrf
 from storage.db import Database
 

@@ -17,10 +17,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from prometheus_client import CollectorRegistry
 
-from bot import overrides, users
+from bot import overrides
 from bot.config import Settings
-from bot.review import Reviewer
-from bot.users import Account
+from bot.moderation import users
+from bot.moderation.actions import Reviewer
+from bot.moderation.users import Account
 from bot.web import csrf
 from bot.web.auth import require_admin, require_user
 from bot.web.render import contains_quote, day, highlight, safe_href, when, word_diff
@@ -123,7 +124,7 @@ class Caller:
 
     @property
     def who(self) -> Reviewer:
-        """The account as `bot.review` sees it: its name, and whether it is senior."""
+        """The account as `bot.moderation.actions` sees it: its name, and whether it is senior."""
         return Reviewer(self.name, self.account.is_senior)
 
     def flash(self, kind: str, message: str) -> None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from adapters.base import AdapterConfig
 from bot import overrides, platforms
 from bot.config import Settings
-from bot.posting import post_one
-from bot.service import build_adapters
+from bot.ops.service import build_adapters
+from bot.requests.posting import post_one
 from storage.db import Database
 
 log = logging.getLogger(__name__)

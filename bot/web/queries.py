@@ -1,6 +1,6 @@
 """What the review app's item page reads from the database: one request with its whole trace
-and its history. Read-only; the moderator actions are in `bot.review`, and the queue and the
-decisions log are read in SQL by `storage.review_queue` and `storage.decision_log`."""
+and its history. Read-only; the moderator actions are in `bot.moderation.actions`, and the queue and
+the decisions log are read in SQL by `storage.review_queue` and `storage.decision_log`."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot import review
-from bot.convert import reply_platform
-from bot.lifecycle import Event
-from bot.lifecycle import history as event_log
+from bot.moderation import actions as review
+from bot.requests.lifecycle import Event
+from bot.requests.lifecycle import history as event_log
+from bot.requests.to_pipeline import reply_platform
 from pipeline.records import GuardReport, Passage, Platform
-from pipeline.urls import canonical_url
+from pipeline.web.urls import canonical_url
 from storage import review_item
 from storage.db import Session
 from storage.models import DecisionRow, DocumentRow, EvidenceRow, Request, ReviewAction
@@ -148,7 +148,8 @@ def _snapshot(session: Session, evidence: EvidenceRow) -> DocumentRow | None:
 @dataclass(frozen=True)
 class HistoryEntry:
     """One line of an item's history: a state change from the request's event log
-    (`bot.lifecycle`: from, to, reason and actor) or a moderator's action (`bot.review`)."""
+    (`bot.requests.lifecycle`: from, to, reason and actor) or a moderator's action
+    (`bot.moderation.actions`)."""
 
     at: datetime
     actor: str

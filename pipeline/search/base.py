@@ -31,10 +31,10 @@ from tenacity import (
 
 from pipeline import safejson
 from pipeline.config import SearchConfig
-from pipeline.deadline import Deadline, stop_at_deadline, within
 from pipeline.failures import PipelineFailure
 from pipeline.records import SearchResult
 from pipeline.redaction import redact
+from pipeline.web.deadline import Deadline, stop_at_deadline, within
 
 C = TypeVar("C")  # a provider's config section
 

@@ -2,7 +2,7 @@
 
 It serves pages that no web engine has (demo `.example` sites, an operator's own corpus) and
 runs the whole pipeline offline. Ranking is the database's full text over title and text
-(`pipeline.fulltext`: FTS5 bm25 on SQLite, ts_rank on PostgreSQL); when an
+(`pipeline.indexes.fulltext`: FTS5 bm25 on SQLite, ts_rank on PostgreSQL); when an
 embedder is given, passage embeddings are stored too and the lexical and dense rankings are
 fused by reciprocal-rank fusion, so a paraphrase with no word in common still surfaces.
 The stored `Document` is also what the fetch stage reads for local URLs, via `get`.
@@ -25,17 +25,17 @@ from sqlalchemy import ColumnElement, Connection, Engine, delete, false, func, i
 from sqlalchemy.exc import ResourceClosedError, SQLAlchemyError
 
 from pipeline.config import RelevanceConfig
-from pipeline.fulltext import document_hits
-from pipeline.index_store import StoredIndex
-from pipeline.index_tables import (
+from pipeline.indexes.fulltext import document_hits
+from pipeline.indexes.store import StoredIndex
+from pipeline.indexes.tables import (
     check_embedding_dim,
     local_documents,
     local_passages,
 )
 from pipeline.records import Document, SearchResult
-from pipeline.relevance import Embedder, split_passages
+from pipeline.relevance.scoring import Embedder, split_passages
 from pipeline.search.base import SearchError
-from pipeline.urls import canonical_url
+from pipeline.web.urls import canonical_url
 
 RRF_K = 60  # the constant from Cormack et al. (2009); it damps the weight of the very top ranks
 SNIPPET_CHARS = 300
@@ -56,7 +56,7 @@ def _domain(host: str) -> str:
     if not host:
         return host
     try:
-        from pipeline.domains import registrable_domain
+        from pipeline.web.domains import registrable_domain
     except ImportError:  # pragma: no cover - credibility ships with the pipeline
         return host
     try:

@@ -14,11 +14,11 @@ from typing import Protocol, runtime_checkable
 
 from pipeline.records import SearchResult, Tier
 from pipeline.search.base import SearchError, SearchProvider
-from pipeline.urls import canonical_url
+from pipeline.web.urls import canonical_url
 
 
 class HasTierDomain(Protocol):
-    """What a publisher rating must offer; `pipeline.credibility`'s rating has both."""
+    """What a publisher rating must offer; `pipeline.sources.credibility`'s rating has both."""
 
     @property
     def tier(self) -> Tier: ...

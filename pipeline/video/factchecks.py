@@ -16,16 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pipeline.claims import ClaimRecord
+from pipeline.claims.index import ClaimRecord
 from pipeline.config import ImagesConfig, VideoConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_embedding import ImageEmbedder
-from pipeline.image_hash import ImageStore, SeenImage
-from pipeline.image_intake import ImageUnreadable, decode
-from pipeline.images import configured_fact_check_image
-from pipeline.ocr import OcrEngine
+from pipeline.images.embedding import ImageEmbedder
+from pipeline.images.intake import ImageUnreadable, decode
+from pipeline.images.ocr import OcrEngine
+from pipeline.images.phash import ImageStore, SeenImage
+from pipeline.images.reader import configured_fact_check_image
 from pipeline.records import utcnow
 from pipeline.video.intake import DecodedVideo, VideoUnreadable, take_in_video
+from pipeline.web.fetch import Fetcher
 
 __all__ = [
     "FactCheckVideos",
@@ -93,8 +93,8 @@ def store_fact_check_videos(
     now: datetime | None = None,
 ) -> FactCheckVideos:
     """Decode the videos of `records` (`urls` by `ClaimRecord.key`, as
-    `pipeline.claimreview.ImportResult.videos` gives them) and remember each keyframe with its
-    record. A video that cannot be read is a failure line with the reason; the others are
+    `pipeline.claims.claimreview.ImportResult.videos` gives them) and remember each keyframe with
+    its record. A video that cannot be read is a failure line with the reason; the others are
     still stored."""
     result = FactCheckVideos()
     seen_at = now or utcnow()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pipeline.capped_read import read_in_folder
 from pipeline.config import VideoConfig
-from pipeline.fetch import Fetcher, FetchFailure
+from pipeline.web.fetch import Fetcher, FetchFailure
 
 # What a video URL's server may declare; a generic type is sniffed by FFmpeg in the child.
 VIDEO_MEDIA_TYPES = frozenset(

@@ -22,24 +22,24 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from pipeline.claims import ClaimMatch
+from pipeline.claims.index import ClaimMatch
 from pipeline.config import ImagesConfig, VideoConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_hash import phash
-from pipeline.image_intake import ImageUnreadable, IntakeImage, decode
-from pipeline.image_records import ImageReport, OcrLine
-from pipeline.images import ImageReader, possible_match_notes
-from pipeline.lexical import terms
-from pipeline.ocr import OcrEngine
-from pipeline.prompts import cut_text
+from pipeline.images.intake import ImageUnreadable, IntakeImage, decode
+from pipeline.images.ocr import OcrEngine
+from pipeline.images.phash import phash
+from pipeline.images.reader import ImageReader, possible_match_notes
+from pipeline.images.records import ImageReport, OcrLine
+from pipeline.llm.prompts import cut_text
 from pipeline.records import Post, Video
+from pipeline.relevance.lexical import terms
 from pipeline.video.factchecks import source_time
 from pipeline.video.intake import DecodedVideo, VideoUnreadable, take_in_video
 from pipeline.video.records import KeyframeReport, VideoFinding, VideoReport, clock
 from pipeline.video.transcribe import Transcriber, TranscriptionFailed, build_transcriber
+from pipeline.web.fetch import Fetcher
 
 if TYPE_CHECKING:
-    from pipeline.toolkit import Toolkit
+    from pipeline.shared_parts import SharedParts
 
 __all__ = ["VideoReader", "VideoStageResult", "merge_findings", "video_unreadable_only"]
 
@@ -120,7 +120,7 @@ class VideoReader:
         self.transcriber = transcriber
 
     @classmethod
-    def for_kit(cls, kit: Toolkit) -> VideoReader:
+    def for_kit(cls, kit: SharedParts) -> VideoReader:
         return cls(
             kit.cfg.video,
             kit.fetcher,

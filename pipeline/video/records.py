@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from pipeline.image_records import ImageMatch, OcrLine
+from pipeline.images.records import ImageMatch, OcrLine
 
 
 def clock(seconds: float) -> str:

@@ -3,10 +3,10 @@
 It is a real HTTP server on 127.0.0.1 speaking the OpenAI wire format, so the code under test
 runs its real SDK client and network path. Answers are scripted per pipeline step: each
 request is keyed by the step name the client sends in its `X-Factnote-Step` header
-(`pipeline.llm.STEP_HEADER`: "analyze", "evidence", "write", ...), never by a schema class name
-or prompt text, so renaming a schema or rewording a prompt leaves every script working. A script
-is a list of replies consumed in order (the last one repeats) or a callable that builds a reply
-from the request body; one script may serve several steps (("write", "rewrite") for drafts).
+(`pipeline.llm.client.STEP_HEADER`: "analyze", "evidence", "write", ...), never by a schema class
+name or prompt text, so renaming a schema or rewording a prompt leaves every script working. A
+script is a list of replies consumed in order (the last one repeats) or a callable that builds a
+reply from the request body; one script may serve several steps (("write", "rewrite") for drafts).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from pipeline.config import LLMConfig
-from pipeline.llm import STEP_HEADER
+from pipeline.llm.client import STEP_HEADER
 from testing.fakes.background import BackgroundServer
 
 NO_STEP = ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.notes_store import SqlNoteStore
+from bot.notes.store import SqlNoteStore
 from storage.db import Database
 
 

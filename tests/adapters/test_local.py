@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from adapters.base import Summons, TargetStatus
 from adapters.local import LocalAdapter
-from bot.intake import poll
+from bot.requests.intake import poll
 from storage.db import Database
 from storage.models import Request
 

@@ -13,8 +13,8 @@ from adapters.base import TargetStatus
 from adapters.local import LocalAdapter
 from bot.config import load_settings
 from pipeline.config import FetchConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_intake import take_in
+from pipeline.images.intake import take_in
+from pipeline.web.fetch import Fetcher
 from testing.image_samples import encode, sentence
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "inbox.md"

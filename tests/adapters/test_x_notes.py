@@ -17,7 +17,7 @@ from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
 from adapters.x_notes.errors import NotEligible
 from adapters.x_notes.note_store import text_hash
-from bot.notes_store import SqlNoteStore
+from bot.notes.store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
 from tests.adapters.note_store_memory import prepare_note

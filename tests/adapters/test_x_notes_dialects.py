@@ -12,7 +12,7 @@ from adapters.x.client import XCredentials
 from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
-from bot.notes_store import SqlNoteStore
+from bot.notes.store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import FakeNotesApi, post
 

@@ -22,20 +22,20 @@ from sqlalchemy import select
 
 from adapters.base import MediaRef, SocialPost, Summons
 from adapters.x_notes.note_store import text_hash
-from bot import notes, users
 from bot.commands.run import run_command
 from bot.commands.status import status_command
 from bot.config import Settings, load_settings
-from bot.notes import finish, misleading_tags, signals, trustworthy
-from bot.notes_admission import admission
-from bot.notes_review import note_facts
-from bot.notes_store import SqlNoteStore
-from bot.notes_wiring import build_notes_adapter
-from bot.runtime import open_runtime
-from bot.service import Bot, build_adapters
+from bot.moderation import users
+from bot.notes import decision_to_note as notes
+from bot.notes.adapter_setup import build_notes_adapter
+from bot.notes.admission import admission
+from bot.notes.decision_to_note import finish, misleading_tags, signals, trustworthy
+from bot.notes.review_view import note_facts
+from bot.notes.store import SqlNoteStore
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot, build_adapters
 from bot.web.app import create_app
 from pipeline.config import FetchConfig, GuardConfig
-from pipeline.guard import check_text, notes_length
 from pipeline.records import (
     Decision,
     DecisionStatus,
@@ -46,6 +46,7 @@ from pipeline.records import (
     Verdict,
     utcnow,
 )
+from pipeline.reply.guard import check_text, notes_length
 from pipeline.video.records import VideoFinding, VideoReport
 from storage.db import Database
 from storage.models import DecisionRow, Request, XNote

@@ -19,7 +19,7 @@ from bench import (
     pipeline_memory,
 )
 from bench.world import FixtureSearch, extraction_items
-from pipeline.evidence import normalise
+from pipeline.research.evidence_extraction import normalise
 
 # A High-tier refutation, a post that needs a second round, and an opinion.
 TINY_POSTS = ("p01", "p15", "p14")

@@ -4,7 +4,7 @@ collection and some 20 minutes."""
 from __future__ import annotations
 
 from bench.claim_scale import _copies, _verdicts
-from pipeline.claim_records import ClaimRecord
+from pipeline.claims.records import ClaimRecord
 
 
 def test_targets_are_judged_by_wall_time_and_by_cpu_time_apart() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from bench.claim_polarity import Scores
 from bench.claim_variants import MARGIN, UNBOUNDED, Variant, coverage, covered_best
-from pipeline.claim_segments import SegmentPair
+from pipeline.claims.segments import SegmentPair
 
 MICROWAVE = "Microwaving food destroys all of its nutrients."
 MASKS = "Face masks lower the amount of oxygen you breathe to dangerous levels."

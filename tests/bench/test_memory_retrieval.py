@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from bench import eval_posts_data, memory_retrieval
-from pipeline.memory import Phase
+from pipeline.learning.memory import Phase
 
 
 def test_the_benchmark_items_cover_every_phase_and_are_distinct() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench import publisher_coverage
-from pipeline.credibility import PublisherTable
 from pipeline.records import Tier
+from pipeline.sources.credibility import PublisherTable
 
 MUSE_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "credibility" / "muse"
 

@@ -89,5 +89,5 @@ def test_the_postgres_noop_profile_sees_the_jobs_in_their_threads(postgres_url: 
     assert numbers["noop_requests"] == 3
     assert found.job_count == 3  # the measured round's jobs only, not the warm-up's
     report = found.report(top=200)
-    assert "bot/queue.py" in report and "(process_request)" in report
+    assert "bot/ops/queue.py" in report and "(process_request)" in report
     assert "jobs: 3, job-thread CPU" in report

@@ -11,9 +11,9 @@ import av
 import pytest
 
 from bench.video import COPIES, SIZES, _found, caption_errors, clip, duplicates, scenes
-from pipeline.claims import ClaimMatch, ClaimRecord, MatchStrength
-from pipeline.image_records import ImageMatch
-from pipeline.ratings import Rating
+from pipeline.claims.index import ClaimMatch, ClaimRecord, MatchStrength
+from pipeline.claims.ratings import Rating
+from pipeline.images.records import ImageMatch
 from pipeline.video.reader import VideoStageResult
 from pipeline.video.records import KeyframeReport, VideoFinding, VideoReport
 from testing.video_samples import Scene

@@ -53,7 +53,7 @@ def test_help_guard_and_status_import_neither_the_runtime_nor_the_platform_sdks(
         "for args in (['--help'], ['guard', 'Flu shots are safe: who.int/f', '-e', "
         "'https://who.int/f'], ['status']):\n"
         "    r = CliRunner().invoke(cli.app, args)\n"
-        "    out[args[0]] = [r.exit_code, sorted(m for m in ('bot.runtime', 'torch', "
+        "    out[args[0]] = [r.exit_code, sorted(m for m in ('bot.ops.runtime', 'torch', "
         "'atproto', 'tweepy', 'openai', 'fastapi') if m in sys.modules)]\n"
         "print(json.dumps(out))\n"
     )
@@ -142,8 +142,8 @@ def test_options_with_fixed_values_show_and_enforce_their_choices(
 
 
 def test_the_role_choices_are_the_roles_the_accounts_know() -> None:
-    from bot import users
     from bot.commands.users import RoleName
+    from bot.moderation import users
 
     assert get_args(RoleName) == users.ROLES
 

@@ -19,7 +19,7 @@ from adapters.base import AccessDenied
 from bot import platforms
 from bot.cli import app
 from bot.config import ConfigError, Settings, bluesky_credentials, load_settings, x_credentials
-from bot.runtime import open_runtime
+from bot.ops.runtime import open_runtime
 from pipeline.config import PipelineConfig
 from testing.fakes.http_server import LocalHTTPServer, Route
 

@@ -12,11 +12,11 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from bot.commands.db import app
-from pipeline.claims import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimIndex, ClaimRecord
+from pipeline.claims.ratings import Rating
 from pipeline.config import RelevanceConfig
-from pipeline.ratings import Rating
 from pipeline.records import Document
-from pipeline.relevance import Embedder, get_embedder
+from pipeline.relevance.scoring import Embedder, get_embedder
 from pipeline.search.local_index import LocalIndex
 from storage.db import Database
 from storage.models import Request
@@ -121,7 +121,7 @@ def test_migrate_to_postgresql_copies_every_row_and_its_search_works(
 
 
 # The side-file layout of schema "1", as pipeline/sqlite_store.py and the three stores wrote it
-# before migration 0010 (git history of pipeline/claims.py, authority.py, local_index.py).
+# before migration 0010 (git history of pipeline/claims/index.py, authority.py, local_index.py).
 OLD_CLAIMS = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE claims (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,

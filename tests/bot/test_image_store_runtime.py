@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import load_settings
-from bot.runtime import open_runtime
+from bot.ops.runtime import open_runtime
 from pipeline.records import SeenImage
 from storage.images import SqlImageStore
 

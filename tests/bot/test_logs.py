@@ -91,8 +91,8 @@ def test_setup_logging_writes_json_lines_to_stderr_at_the_level_asked(
 ) -> None:
     logs.setup_logging("info", "json")
     logs.setup_logging("info", "json")  # a second call replaces, never doubles, the handler
-    logging.getLogger("bot.service").info("factnote running")
-    logging.getLogger("bot.service").debug("not shown")
+    logging.getLogger("bot.ops.service").info("factnote running")
+    logging.getLogger("bot.ops.service").debug("not shown")
     lines = capsys.readouterr().err.splitlines()
     assert [json.loads(line)["message"] for line in lines] == ["factnote running"]
     with pytest.raises(ValueError, match="unknown log level"):
@@ -118,7 +118,7 @@ def test_skipped_scheduler_starts_become_one_summary_line_per_window(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     skipped = logs.SkippedRuns(window_s=3600)
-    with caplog.at_level(logging.INFO, logger="bot.service"):
+    with caplog.at_level(logging.INFO, logger="bot.ops.service"):
         assert not any(skipped.filter(skipped_record("drain")) for _ in range(30))
         assert caplog.records == []  # within the window: nothing
         skipped.window_s = 0

@@ -15,13 +15,13 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from bot import users
 from bot.commands.memory import app
 from bot.config import Settings
-from bot.memory_store import StoredMemory, governance_log, list_items
+from bot.memory.store import StoredMemory, governance_log, list_items
+from bot.moderation import users
 from pipeline.check import Checker
 from pipeline.config import MemoryConfig
-from pipeline.memory import MemoryItem
+from pipeline.learning.memory import MemoryItem
 from pipeline.records import (
     ClaimAnalysis,
     Decision,

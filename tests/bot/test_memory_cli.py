@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from bot.commands.memory import app
 from bot.config import Settings
-from bot.memory_store import StoredMemory
+from bot.memory.store import StoredMemory
 from pipeline.config import MemoryConfig
-from pipeline.memory import MemoryItem, Phase
+from pipeline.learning.memory import MemoryItem, Phase
 from pipeline.records import Decision, DecisionStatus, Platform, Verdict
 from storage.db import Database
 from storage.models import ReviewAction

@@ -12,14 +12,14 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.config import Settings, load_settings
-from bot.memory_learn import JOB_ID, ScheduledLearning, schedule_learning
-from bot.memory_store import StoredMemory, save_judgment
-from bot.runtime import open_runtime
-from bot.service import Bot
+from bot.memory.learn import JOB_ID, ScheduledLearning, schedule_learning
+from bot.memory.store import StoredMemory, save_judgment
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot
 from pipeline.config import MemoryConfig
-from pipeline.judge import Judgment
-from pipeline.llm import LLMClient
-from pipeline.memory import MemoryIndex
+from pipeline.learning.judge import Judgment
+from pipeline.learning.memory import MemoryIndex
+from pipeline.llm.client import LLMClient
 from storage.db import Database
 from storage.models import DecisionRow, ReviewAction
 from testing.fakes.openai_server import FakeLLM
@@ -154,7 +154,7 @@ def test_the_running_bot_puts_the_learning_job_on_its_scheduler(
     )
     settings.llm = fake_llm.config()
     settings.runtime.memory_learn_interval_s = 900
-    monkeypatch.setattr("bot.service.BackgroundScheduler", _Recorded)
+    monkeypatch.setattr("bot.ops.service.BackgroundScheduler", _Recorded)
     monkeypatch.setattr(Bot, "_install_signal_handlers", lambda self: None)
     with open_runtime(settings) as runtime:
         bot = Bot(runtime, {})

@@ -26,13 +26,13 @@ from adapters.base import (
 from bot import overrides, platforms
 from bot.commands.run import apply_mode
 from bot.config import ConfigError, Settings
-from bot.convert import reply_platform
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot, build_adapters
 from bot.platforms import AdapterSpec, TriagePolicy
-from bot.runtime import open_runtime
-from bot.service import Bot, build_adapters
+from bot.requests.to_pipeline import reply_platform
 from bot.web import dispatch
-from pipeline.formats import REPLY_FORMATS
 from pipeline.records import Platform, utcnow
+from pipeline.reply.formats import REPLY_FORMATS
 from storage.models import OptOut, Request, RequestState
 from testing.fakes.openai_server import FakeLLM
 from testing.scenarios import TIERS, build_index, script_happy_path
@@ -136,11 +136,13 @@ def test_each_built_in_registry_is_a_new_one_that_a_plugin_registration_leaves_a
 
 
 def test_a_platforms_own_code_does_not_import_the_registry_back() -> None:
-    """The registry imports Community Notes' gates (bot/notes.py) to build its spec; they
-    name the spec types from `bot.platform_specs`, so no import chain leads back."""
+    """The registry imports Community Notes' gates (bot/notes/decision_to_note.py) to build its
+    spec; they name the spec types from `bot.platform_specs`, so no import chain leads back."""
     graph = grimp.build_graph("bot", "adapters", "pipeline", "storage", cache_dir=None)
-    assert graph.find_shortest_chain(importer="bot.platforms", imported="bot.notes")
-    for module in ("bot.notes", "bot.notes_wiring", "bot.platform_specs"):
+    assert graph.find_shortest_chain(
+        importer="bot.platforms", imported="bot.notes.decision_to_note"
+    )
+    for module in ("bot.notes.decision_to_note", "bot.notes.adapter_setup", "bot.platform_specs"):
         assert graph.find_shortest_chain(importer=module, imported="bot.platforms") is None
 
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from bot.commands.sources import app
 from pipeline.config import CredibilityConfig
-from pipeline.credibility import PublisherTable
+from pipeline.sources.credibility import PublisherTable
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "credibility"
 
@@ -189,7 +189,7 @@ def test_coverage_resolve_rates_targets_and_counts_failures(
 ) -> None:
     from bot.commands import sources
     from pipeline.config import FetchConfig
-    from pipeline.resolve import LinkResolver
+    from pipeline.web.resolve import LinkResolver
     from testing.fakes.http_server import LocalHTTPServer, Route
 
     with LocalHTTPServer() as server:

@@ -14,9 +14,9 @@ from evaluation.claim_matching import (
     rumor_review_url,
     sweep,
 )
-from pipeline.claims import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimIndex, ClaimRecord
 from pipeline.config import ClaimsConfig, RelevanceConfig
-from pipeline.relevance import get_embedder
+from pipeline.relevance.scoring import get_embedder
 
 LEMON = "https://checks.example/lemon-water-flu"
 TRAINS = "https://checks.example/trains-free"

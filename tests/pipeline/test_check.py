@@ -16,8 +16,8 @@ import pytest
 
 from pipeline.check import Checker
 from pipeline.config import CredibilityConfig, PipelineConfig
-from pipeline.describe import post_query
-from pipeline.prompts import EVIDENCE_DRAFT_SYSTEM, EVIDENCE_SYSTEM
+from pipeline.llm.prompts import EVIDENCE_DRAFT_SYSTEM, EVIDENCE_SYSTEM
+from pipeline.post.describe import post_query
 from pipeline.records import (
     Decision,
     DecisionStatus,
@@ -30,7 +30,7 @@ from pipeline.records import (
     WriterHedge,
 )
 from pipeline.search.local_index import LocalIndex
-from pipeline.toolkit import Toolkit
+from pipeline.shared_parts import SharedParts
 from storage.db import Database
 from storage.models import DecisionRow, EvidenceRow
 from storage.repositories import add_decision, create_cli_request
@@ -48,7 +48,7 @@ from testing.scenarios import (
 
 # A toolkit over the built index with the given LLM (None: none configured) and research
 # settings; the fixture closes every one it made after the test.
-KitFor = Callable[..., Toolkit]
+KitFor = Callable[..., SharedParts]
 
 
 @pytest.fixture
@@ -60,9 +60,9 @@ def index(tmp_path: Path) -> Iterator[LocalIndex]:
 
 @pytest.fixture
 def kit_for(index: LocalIndex, tmp_path: Path) -> Iterator[KitFor]:
-    made: list[Toolkit] = []
+    made: list[SharedParts] = []
 
-    def build(llm: FakeLLM | None, **research: Any) -> Toolkit:
+    def build(llm: FakeLLM | None, **research: Any) -> SharedParts:
         made.append(make_kit(llm, tmp_path / "index.sqlite", **research))
         return made[-1]
 
@@ -172,7 +172,7 @@ def test_llm_timeout_during_extraction_fails_the_request(
     fake_llm.script("evidence", Reply.hanging())
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS))
     cfg.llm = fake_llm.config(timeout_s=0.5, transient_retries=1)
-    kit = Toolkit.build(cfg, index_path=tmp_path / "index.sqlite")
+    kit = SharedParts.build(cfg, index_path=tmp_path / "index.sqlite")
     decision = Checker(kit).check(POST)
     assert decision.status is DecisionStatus.FAILED
     # The call's deadline passed: a failure naming the stage, never "no evidence".

@@ -14,14 +14,14 @@ from tests.offline import run_offline
 READERS = {
     "ocr": (
         "from pipeline.config import ImagesConfig\n"
-        "from pipeline.ocr import get_ocr\n"
+        "from pipeline.images.ocr import get_ocr\n"
         "from testing.image_samples import sentence\n"
         'print(get_ocr(ImagesConfig()).read(sentence("Offline text reading works")).text)\n',
         "Offline text reading works",
     ),
     **{
         f"embedding on {backend}": (
-            "from pipeline.image_embedding import get_image_embedder\n"
+            "from pipeline.images.embedding import get_image_embedder\n"
             "from testing.image_samples import photo\n"
             f'embedder = get_image_embedder(backend="{backend}")\n'
             'print(embedder.embed(photo("flower.jpg")).shape, embedder.runtime)\n',

@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
-from pipeline.claims import ClaimRecord, MatchStrength, usable_as_evidence
+from pipeline.claims.index import ClaimRecord, MatchStrength, usable_as_evidence
+from pipeline.claims.ratings import Rating
 from pipeline.config import ClaimsConfig, FetchConfig, ImagesConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_embedding import get_image_embedder
-from pipeline.image_hash import MemoryImageStore
-from pipeline.image_intake import decode
-from pipeline.image_records import DescriptionSource, ImageReport
-from pipeline.images import ImageReader, fact_check_image, text_agreement, unreadable_only
-from pipeline.llm import CallLedger
-from pipeline.ocr import get_ocr
-from pipeline.prompts import CUT_MARK
-from pipeline.ratings import Rating
+from pipeline.images.embedding import get_image_embedder
+from pipeline.images.intake import decode
+from pipeline.images.ocr import get_ocr
+from pipeline.images.phash import MemoryImageStore
+from pipeline.images.reader import ImageReader, fact_check_image, text_agreement, unreadable_only
+from pipeline.images.records import DescriptionSource, ImageReport
+from pipeline.llm.client import CallLedger
+from pipeline.llm.prompts import CUT_MARK
 from pipeline.records import Image, Post
+from pipeline.web.fetch import Fetcher
 from testing.image_samples import (
     ALTERATIONS,
     encode,

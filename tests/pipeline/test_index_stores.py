@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from pipeline.authority import AuthorityIndex, Statement
-from pipeline.claims import ClaimIndex, ClaimIndexError, ClaimRecord
+from pipeline.authority.retrieval import AuthorityIndex, Statement
+from pipeline.claims.index import ClaimIndex, ClaimIndexError, ClaimRecord
+from pipeline.claims.ratings import Rating
 from pipeline.config import RelevanceConfig
-from pipeline.index_tables import IndexSchemaError, open_index_engine
-from pipeline.ratings import Rating
+from pipeline.indexes.tables import IndexSchemaError, open_index_engine
 from pipeline.records import Document
-from pipeline.relevance import Embedder, get_embedder
+from pipeline.relevance.scoring import Embedder, get_embedder
 from pipeline.search.local_index import LocalIndex
 from storage.db import Database, upgrade
 

@@ -7,10 +7,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from pipeline.authority import AuthorityIndexError
-from pipeline.claims import ClaimIndexError
+from pipeline.authority.retrieval import AuthorityIndexError
+from pipeline.claims.index import ClaimIndexError
 from pipeline.failures import PipelineFailure
-from pipeline.llm import LLMError, LLMTransportError
+from pipeline.llm.client import LLMError, LLMTransportError
 from pipeline.records import (
     Evidence,
     EvidenceSource,

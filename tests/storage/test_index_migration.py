@@ -10,8 +10,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, delete, insert, inspect, text
 
-from pipeline.index_tables import claims, declared_here
-from pipeline.index_tables import metadata as index_metadata
+from pipeline.indexes.tables import claims, declared_here
+from pipeline.indexes.tables import metadata as index_metadata
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
 from storage.db import Database, alembic_config

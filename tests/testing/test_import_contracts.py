@@ -46,7 +46,7 @@ def test_helper_modules_and_test_doubles_may_be_imported() -> None:
     graph = _graph(
         ("tests.bot.web.test_csrf", "tests.bot.web.app_env"),
         ("tests.bot.web.conftest", "tests.bot.web.app_env"),
-        ("tests.bot.test_queue", "testing.builders"),
+        ("tests.bot.ops.test_queue", "testing.builders"),
         ("bench.smoke", "bench.test_data"),  # outside `packages`: not checked
     )
     assert _check(graph) == []

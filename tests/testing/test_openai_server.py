@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from pipeline.llm import STEP_HEADER
+from pipeline.llm.client import STEP_HEADER
 from testing.fakes.openai_server import FakeLLM, Reply
 
 

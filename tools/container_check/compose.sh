@@ -30,11 +30,11 @@ $compose -p $project up -d --no-build --scale worker="$workers" >/dev/null
 psql() { $engine exec "$(names postgres)" psql -U factnote -d factnote -Atc "$1"; }
 echo "waiting for the web app's /healthz (its own health check) and the migrated database"
 for _ in $(seq 120); do
-    $engine exec "$(names web)" python -m bot.healthcheck >/dev/null 2>&1 \
+    $engine exec "$(names web)" python -m bot.ops.healthcheck >/dev/null 2>&1 \
         && psql "SELECT 1 FROM alembic_version" 2>/dev/null | grep -q 1 && break
     sleep 2
 done
-$engine exec "$(names web)" python -m bot.healthcheck
+$engine exec "$(names web)" python -m bot.ops.healthcheck
 curl -fsS -o /dev/null http://127.0.0.1:8000/healthz && echo "published port 8000 answers" \
     || echo "published port 8000 does not answer from the host"
 

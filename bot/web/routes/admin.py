@@ -12,7 +12,8 @@ from fastapi.responses import HTMLResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from bot import overrides, platforms, users
+from bot import overrides, platforms
+from bot.moderation import users
 from bot.web.auth import require_admin
 from bot.web.context import AdminCaller, protect_posts, redirect
 

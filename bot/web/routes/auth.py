@@ -1,5 +1,5 @@
 """Login and logout. Logins are throttled per name and per client address
-(`bot.users.attempt_login`); every POST needs the session's CSRF token."""
+(`bot.moderation.users.attempt_login`); every POST needs the session's CSRF token."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
-from bot import users
+from bot.moderation import users
 from bot.web.auth import log_in, log_out, safe_next, session_account
 from bot.web.context import Ctx, page, protect_posts, redirect
 from bot.web.security import client_address

@@ -3,8 +3,8 @@ never hot-linked from the original URL (which would tell the poster's server who
 let it swap the picture after the check), and what the check found in each (OCR text,
 near-duplicate and fact-check matches) for the item page.
 
-The copy is the re-encoded, EXIF-free JPEG `pipeline.images` keeps (`images.copy_side`); its
-Content-Type comes from the bytes' own magic (`pipeline.image_intake.sniff`), never from a
+The copy is the re-encoded, EXIF-free JPEG `pipeline.images.reader` keeps (`images.copy_side`); its
+Content-Type comes from the bytes' own magic (`pipeline.images.intake.sniff`), never from a
 stored or guessed name, and it is sent with `Content-Security-Policy: default-src 'none'` and
 `nosniff`, so even a hostile file opened on its own runs nothing.
 """
@@ -21,7 +21,7 @@ from starlette.responses import Response
 
 from bot.web.auth import require_user
 from bot.web.context import Moderator
-from pipeline.image_intake import ImageUnreadable, sniff
+from pipeline.images.intake import ImageUnreadable, sniff
 from storage.db import Session
 from storage.images import SqlImageStore, stored_copies
 

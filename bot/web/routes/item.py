@@ -17,16 +17,18 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from bot import overrides, review, users
-from bot.notes_review import note_facts
+from bot import overrides
+from bot.moderation import actions as review
+from bot.moderation import users
+from bot.notes.review_view import note_facts
 from bot.web import actions, dispatch, queries
 from bot.web.auth import require_user
 from bot.web.context import Caller, Moderator, protect_posts, redirect
 from bot.web.render import word_diff
 from bot.web.routes.images import image_views
 from bot.web.routes.videos import video_views
-from pipeline import guard
 from pipeline.records import Stance, utcnow
+from pipeline.reply import guard
 from storage.models import Request as RequestRow
 from storage.models import RequestState
 

@@ -4,7 +4,7 @@ distilled from (links to those requests). Every moderator sees the pages and app
 rejects a proposed item (learned from the bot's own episodes, used by no check until
 approved); admins alone disable, enable and delete.
 
-Every change goes through `bot.memory_store`, which stores it with who made it (the same
+Every change goes through `bot.memory.store`, which stores it with who made it (the same
 `setting_changes` log as the admins' other changes) and writes the table a running bot's
 memory refreshes from, so a disabled or deleted item stops being retrieved within seconds.
 Deleting asks first: with a script in the browser the page asks, without one the answer is a
@@ -18,12 +18,12 @@ from fastapi.responses import HTMLResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from bot import memory_store
+from bot.memory import store as memory_store
 from bot.web.auth import require_user
 from bot.web.context import AdminCaller, Caller, Moderator, protect_posts, redirect
-from pipeline.memory import STATUSES as DECIDED
-from pipeline.memory import MemoryItem, Phase
-from pipeline.memory_checks import provenance
+from pipeline.learning.memory import STATUSES as DECIDED
+from pipeline.learning.memory import MemoryItem, Phase
+from pipeline.learning.memory_checks import provenance
 
 router = APIRouter(dependencies=[Depends(protect_posts), Depends(require_user)])
 

@@ -10,7 +10,7 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
-from bot.metrics import render
+from bot.ops.metrics import render
 from bot.web.context import Ctx
 from bot.web.security import bearer_matches, is_local_request
 from storage.db import ping

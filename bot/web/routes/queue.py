@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Form
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
-from bot import review
-from bot.summary import CLI_PLATFORM
+from bot.moderation import actions as review
+from bot.ops.summary import CLI_PLATFORM
 from bot.web import actions, dispatch
 from bot.web.auth import require_user, safe_next
 from bot.web.context import Moderator, User, protect_posts, redirect

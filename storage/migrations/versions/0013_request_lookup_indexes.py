@@ -1,7 +1,7 @@
 """requests: indexes for the reads every post and every triage batch make, so that their cost
 does not grow with the table (issue 12's runtime overhead): the repeat check looks up a reply
-text on its platform (`bot.repeats`), triage counts the last hour's requests, overall and per
-requester (`bot.triage.TriageBatch`)
+text on its platform (`bot.requests.no_repeats`), triage counts the last hour's requests, overall and per
+requester (`bot.requests.triage.TriageBatch`)
 
 Revision ID: 0013
 Revises: 0012

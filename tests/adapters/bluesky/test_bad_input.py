@@ -68,7 +68,7 @@ def test_unreadable_notifications_are_recorded_as_skipped_and_the_cursor_moves_p
 def test_a_bad_notification_through_intake_is_a_skipped_request_and_the_poll_succeeds(
     adapter: BlueskyAdapter, pds: FakePDS, db: Database
 ) -> None:
-    from bot.intake import poll
+    from bot.requests.intake import poll
     from storage.models import Cursor
 
     pds.notifications_file = "notifications_bad_input.json"
@@ -81,7 +81,7 @@ def test_a_bad_notification_through_intake_is_a_skipped_request_and_the_poll_suc
     assert NED in rows and cursor is not None and cursor.cursor == "2026-03-01T11:05:00.000Z"
 
     from bot.config import RuntimeConfig
-    from bot.triage import triage_pending
+    from bot.requests.triage import triage_pending
 
     triage_pending(db, RuntimeConfig(), {"bluesky": BOT_HANDLE})
     with db.session() as session:
@@ -208,7 +208,7 @@ def test_a_deeply_nested_notification_is_a_skipped_summons_and_the_page_and_curs
 def test_a_deep_notification_through_intake_is_a_skipped_request_and_later_polls_work(
     adapter: BlueskyAdapter, pds: FakePDS, db: Database
 ) -> None:
-    from bot.intake import poll
+    from bot.requests.intake import poll
     from storage.models import Cursor
 
     _page_with(pds, CAROL, "field", 200)

@@ -174,7 +174,7 @@ def test_overlap_repeats_are_not_resolved_again_once_the_runtime_stored_the_curs
 def test_overlap_repeats_after_a_restart_make_no_second_request(
     make_adapter: Callable[..., BlueskyAdapter], db: Database
 ) -> None:
-    from bot.intake import poll
+    from bot.requests.intake import poll
 
     first = poll(make_adapter(), db, "dry-run")  # no cursor yet: the newest page only
     # New processes remember nothing: the overlap returns what was stored again.

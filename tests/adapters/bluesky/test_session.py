@@ -154,8 +154,8 @@ def test_a_server_error_at_login_does_not_stop_logging_in(
 
 
 def test_factnote_status_shows_a_stopped_login(pds: FakePDS, tmp_path: Path, db: Database) -> None:
-    from bot.intake import poll
-    from bot.summary import overview
+    from bot.ops.summary import overview
+    from bot.requests.intake import poll
 
     creds = BlueskyCredentials(handle=BOT_HANDLE, app_password="wrong", pds=PDS)
     adapter = BlueskyAdapter(creds, session_path=tmp_path / "s", client=pds.client())

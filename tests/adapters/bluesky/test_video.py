@@ -29,7 +29,7 @@ from adapters.base import MediaRef, VideoCaps
 from adapters.bluesky.adapter import BlueskyAdapter
 from adapters.bluesky.video import VideoFiles
 from adapters.bluesky.views import post_from_view
-from bot.convert import to_post
+from bot.requests.to_pipeline import to_post
 from testing.fakes.http_server import LocalHTTPServer, Route
 from tests.adapters.bluesky.helpers import FIXTURES, FakePDS
 

@@ -68,7 +68,7 @@ def test_a_duplicate_refusal_without_our_reply_on_the_timeline_is_a_failure_not_
     api: responses.RequestsMock, sleeps: Sleeps, db: Database
 ) -> None:
     from bot.config import RuntimeConfig
-    from bot.posting import post_one
+    from bot.requests.posting import post_one
 
     api.post(POST, status=403, content_type=PROBLEM, json=DUPLICATE)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))  # no reply to this mention there
@@ -89,7 +89,7 @@ def test_a_duplicate_refusal_with_our_reply_found_is_posted_with_its_receipt(
     api: responses.RequestsMock, sleeps: Sleeps, db: Database
 ) -> None:
     from bot.config import RuntimeConfig
-    from bot.posting import post_one
+    from bot.requests.posting import post_one
 
     api.post(POST, status=403, content_type=PROBLEM, json=DUPLICATE)
     api.get(BOT_TWEETS, json=fixture("bot_timeline"))
@@ -107,8 +107,8 @@ def test_a_permission_refusal_keeps_the_request_queued_and_reports_it(
     api: responses.RequestsMock, sleeps: Sleeps, db: Database
 ) -> None:
     from bot.config import RuntimeConfig
-    from bot.posting import post_one
-    from bot.summary import overview
+    from bot.ops.summary import overview
+    from bot.requests.posting import post_one
 
     api.post(POST, status=403, content_type=PROBLEM, json=READ_ONLY_TOKEN)
     request_id = posting_request(db, summons(), "hello")
@@ -141,8 +141,8 @@ def test_reply_rule_refusals_in_a_row_stop_posting_and_status_says_why(
     api: responses.RequestsMock, sleeps: Sleeps, db: Database
 ) -> None:
     from bot.config import RuntimeConfig
-    from bot.posting import post_one
-    from bot.summary import overview
+    from bot.ops.summary import overview
+    from bot.requests.posting import post_one
 
     for _ in range(3):
         api.post(POST, status=403, content_type=PROBLEM, json=forbidden(ONLY_MENTIONED))

@@ -61,7 +61,7 @@ def test_unreadable_mentions_are_recorded_as_skipped_and_the_rest_are_read(
     assert {"1897000000000000304", "1897000000000000301", "1897000000000000300"} <= set(found)
 
     # Through intake: every item becomes a request row, and the poll is not failing.
-    from bot.intake import poll
+    from bot.requests.intake import poll
 
     api.get(MENTIONS, json=fixture("mentions_bad_input"))
     poll(adapter(sleeps), db, "dry-run")
@@ -173,7 +173,7 @@ def test_fetch_forbidden_for_another_reason_is_a_plain_platform_error(
 def test_a_reply_chain_with_our_handle_only_in_the_prefix_makes_no_request(
     api: responses.RequestsMock, sleeps: Sleeps, db: Database
 ) -> None:
-    from bot.intake import poll
+    from bot.requests.intake import poll
 
     # Under our reply, X prefixed "@factnote" to Erin's and Frank's replies; only Gail typed it.
     api.get(MENTIONS, json=fixture("mentions_reply_chain"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import responses
 
 from adapters.base import MediaRef, VideoCaps
-from bot.convert import VIDEO_NOT_ANALYSED, to_post
+from bot.requests.to_pipeline import VIDEO_NOT_ANALYSED, to_post
 from tests.adapters.x.helpers import MENTIONS, Sleeps, adapter, fixture, query
 
 DAM, GIF, HLS_ONLY, LONG = (f"189700000000000050{n}" for n in (4, 3, 2, 1))

@@ -16,7 +16,7 @@ from adapters.x_notes.adapter import NotesOptions, XNotesAdapter
 from adapters.x_notes.budget import RequestBudget
 from adapters.x_notes.client import NotesClient
 from adapters.x_notes.triage import skip_reason
-from bot.notes_store import SqlNoteStore
+from bot.notes.store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import VIDEO_CDN, FakeNotesApi, post
 

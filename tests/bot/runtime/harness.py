@@ -15,8 +15,8 @@ from sqlalchemy import select
 from adapters.base import FetchResult, ReplyReceipt, Summons
 from adapters.local import LocalAdapter
 from bot.config import Settings
-from bot.runtime import open_runtime
-from bot.service import Bot, build_adapters
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot, build_adapters
 from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Request

@@ -22,11 +22,11 @@ from adapters.base import (
 from adapters.local import LocalAdapter
 from bot import cli
 from bot.config import RuntimeConfig
-from bot.intake import poll
-from bot.metrics import registry_for
-from bot.runtime import open_runtime
-from bot.service import Bot, build_adapters
-from bot.summary import overview
+from bot.ops.metrics import registry_for
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot, build_adapters
+from bot.ops.summary import overview
+from bot.requests.intake import poll
 from pipeline.records import utcnow
 from storage.models import RequestState
 from tests.bot.runtime.harness import CLAIM, Env, FailingAdapter, dated, summons
@@ -72,7 +72,7 @@ def test_the_age_is_counted_to_intake_and_a_stop_command_still_counts_when_old(
         poll(LocalAdapter(env.inbox, env.outbox), runtime.db, "dry-run")
     # Triage runs half an hour after intake: the 50-minute-old summons was young enough then.
     later = utcnow() + timedelta(minutes=30)
-    monkeypatch.setattr("bot.triage.utcnow", lambda: later)
+    monkeypatch.setattr("bot.requests.triage.utcnow", lambda: later)
     env.run_once(settings)
     rows = {r.summons_id: r for r in env.requests(settings)}
     assert rows["1"].state == RequestState.DRY_RUN.value

@@ -15,8 +15,8 @@ from sqlalchemy import select
 from adapters.base import ReplyReceipt, Summons
 from adapters.local import LocalAdapter
 from bot import overrides
-from bot.runtime import open_runtime
-from bot.service import Bot
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot
 from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import DecisionRow, Request, RequestState

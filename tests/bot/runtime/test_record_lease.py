@@ -13,10 +13,10 @@ import pytest
 from sqlalchemy import event, func, select, update
 
 from adapters.local import LocalAdapter
-from bot import lifecycle
 from bot.config import load_settings
-from bot.queue import claim_request
-from bot.worker import Worker
+from bot.ops.queue import claim_request
+from bot.requests import lifecycle
+from bot.requests.worker import Worker
 from pipeline.check import Checker
 from pipeline.records import Decision, DecisionStatus, Platform, Post, Verdict, utcnow
 from storage.db import Database

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from bot import cli
 from bot.config import Settings
-from bot.runtime import Runtime, open_runtime
-from bot.service import Bot, build_adapters
-from bot.summary import overview
+from bot.ops.runtime import Runtime, open_runtime
+from bot.ops.service import Bot, build_adapters
+from bot.ops.summary import overview
 from pipeline.records import utcnow
 from storage.db import Database, DatabaseBusy
 from storage.models import Cursor, Request, RequestState
@@ -68,10 +68,10 @@ def claim_one_and_stop(env: Env, settings: Settings) -> tuple[int, str]:
     with open_runtime(settings) as runtime:
         bot = Bot(runtime, build_adapters(settings))
         bot.poll_adapter("local")
-        request_id = bot.worker.claim_next()
+        request_id = bot.requests.worker.claim_next()
         assert request_id is not None
-        bot.worker.stop()
-    return request_id, bot.worker.name
+        bot.requests.worker.stop()
+    return request_id, bot.requests.worker.name
 
 
 @pytest.mark.parametrize(

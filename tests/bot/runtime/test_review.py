@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from bot import review
-from bot.posting import post_one
-from bot.runtime import open_runtime
-from bot.service import build_adapters
+from bot.moderation import actions as review
+from bot.ops.runtime import open_runtime
+from bot.ops.service import build_adapters
+from bot.requests.posting import post_one
 from pipeline.records import utcnow
 from storage.models import DecisionRow, RequestState, ReviewAction
 from tests.bot.runtime.harness import Env, summons

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 from adapters.base import PlatformError
 from bot import cli, overrides
 from bot.commands.run import FAILED_EXIT
-from bot.intake import poll
 from bot.logs import JsonFormatter
-from bot.runtime import open_runtime
-from bot.service import Bot, build_adapters
+from bot.ops.runtime import open_runtime
+from bot.ops.service import Bot, build_adapters
+from bot.requests.intake import poll
 from pipeline.records import utcnow
 from storage.db import Database
 from storage.models import Cursor, RequestState

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot import triage
+from bot.requests import triage
 from storage.models import RequestState
 from tests.bot.runtime.harness import CLAIM, Env, summons
 

@@ -15,8 +15,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute, Route
 
-from bot import review
 from bot.config import Settings
+from bot.moderation import actions as review
 from bot.web.app import create_app
 from storage.db import Database
 from storage.models import Request, ReviewAction

@@ -12,8 +12,8 @@ import pytest
 import uvicorn
 from argon2 import PasswordHasher
 
-from bot import users
 from bot.config import load_settings
+from bot.moderation import users
 from bot.web.app import create_app
 from storage.db import Database
 from testing.databases import migrated_sqlite

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from adapters.base import SocialPost, Summons, TargetStatus, jsonable
-from pipeline import guard
 from pipeline.config import GuardConfig
 from pipeline.records import (
     ClaimAnalysis,
@@ -30,7 +29,8 @@ from pipeline.records import (
     Verdict,
     utcnow,
 )
-from pipeline.urls import canonical_url
+from pipeline.reply import guard
+from pipeline.web.urls import canonical_url
 from storage.db import Database
 from storage.models import Request, RequestState, ReviewAction
 from storage.repositories import add_decision, create_cli_request

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import overrides, users
+from bot import overrides
 from bot.config import load_settings
+from bot.moderation import users
 from storage.db import Database
 from storage.models import SettingOverride
 from tests.bot.web.app_env import ADMIN, MODERATOR, PASSWORD, AppEnv, Session, login

@@ -7,7 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from bot import users
+from bot.moderation import users
 from bot.web.app import SESSION_COOKIE, create_app
 from tests.bot.web.app_env import (
     ADMIN,

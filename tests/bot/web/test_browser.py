@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot import platforms, review
-from bot.posting import post_due
+from bot import platforms
+from bot.moderation import actions as review
+from bot.requests.posting import post_due
 from storage.models import Request, RequestState
 from tests.bot.web.app_env import ADMIN, MODERATOR, TIMEOUT_MS, AppEnv, log_in
 from tests.bot.web.seed import MINISTRY

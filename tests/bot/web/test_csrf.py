@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot import overrides, users
+from bot import overrides
+from bot.moderation import users
 from bot.web.app import create_app
 from storage.models import Request, ReviewAction
 from tests.bot.web.app_env import (

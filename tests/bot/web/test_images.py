@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 
 from pipeline.config import ImagesConfig
-from pipeline.image_intake import decode
-from pipeline.image_records import ImageMatch, ImageReport, OcrLine, Recognition, SeenImage
+from pipeline.images.intake import decode
+from pipeline.images.records import ImageMatch, ImageReport, OcrLine, Recognition, SeenImage
 from storage.images import SqlImageStore
 from storage.models import DecisionRow
 from testing.image_samples import encode, photo

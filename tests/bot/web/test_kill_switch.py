@@ -11,8 +11,8 @@ import pytest
 
 from bot import overrides, platforms
 from bot.config import load_settings
-from bot.posting import post_due
-from bot.summary import overview
+from bot.ops.summary import overview
+from bot.requests.posting import post_due
 from storage.db import Database
 from storage.models import Request, RequestState, SettingChange
 from tests.bot.web.app_env import ADMIN, AppEnv, Session

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from bot import users
+from bot.moderation import users
 from bot.web.app import create_app
 from storage.db import Database
 from tests.bot.web.app_env import (
@@ -243,7 +243,7 @@ def test_failed_logins_and_lockouts_are_logged_without_the_password(
     app_env: AppEnv, caplog: pytest.LogCaptureFixture
 ) -> None:
     client = app_env.client(client=("198.51.100.23", 1))
-    with caplog.at_level(logging.WARNING, logger="bot.users"):
+    with caplog.at_level(logging.WARNING, logger="bot.moderation.users"):
         for _ in range(app_env.settings.web.login_max_failures):
             attempt(client, MODERATOR, "hunter2 wrong!")
         assert attempt(client, MODERATOR, PASSWORD).status_code == 429
@@ -257,7 +257,7 @@ def test_failed_logins_and_lockouts_are_logged_without_the_password(
 def test_a_name_with_a_line_break_cannot_forge_log_lines(
     app_env: AppEnv, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="bot.users"):
+    with caplog.at_level(logging.WARNING, logger="bot.moderation.users"):
         attempt(app_env.client(), "x\nINFO admin logged in", "wrong password!")
     assert caplog.records and all("\n" not in r.getMessage() for r in caplog.records)
 

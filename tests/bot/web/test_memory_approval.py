@@ -4,10 +4,10 @@ retrieve it; a refused item (it copied a stranger) cannot be approved."""
 
 from __future__ import annotations
 
-from bot import memory_store
-from bot.memory_store import StoredMemory
+from bot.memory import store as memory_store
+from bot.memory.store import StoredMemory
 from pipeline.config import MemoryConfig
-from pipeline.memory import MemoryItem, Phase
+from pipeline.learning.memory import MemoryItem, Phase
 from storage.models import MemoryItemRow
 from tests.bot.web.app_env import MODERATOR, AppEnv, Session
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Dialog, expect
 
-from bot.memory_store import StoredMemory, get_item
+from bot.memory.store import StoredMemory, get_item
 from pipeline.config import MemoryConfig
-from pipeline.memory import MemoryItem, Phase
+from pipeline.learning.memory import MemoryItem, Phase
 from tests.bot.web.app_env import ADMIN, MODERATOR, AppEnv, log_in
 
 pytestmark = pytest.mark.browser

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot import memory_store
-from bot.memory_store import StoredMemory
+from bot.memory import store as memory_store
+from bot.memory.store import StoredMemory
 from pipeline.config import MemoryConfig
-from pipeline.memory import MemoryItem, Phase
+from pipeline.learning.memory import MemoryItem, Phase
 from storage.models import DecisionRow, MemoryItemRow, ReviewAction
 from tests.bot.web.app_env import ADMIN, AppEnv, Session
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot import review
-from bot.report import write_report
+from bot.moderation import actions as review
+from bot.reports.audit import write_report
 from storage.models import Request, RequestState
 from tests.bot.web.app_env import ADMIN, MODERATOR, AppEnv, log_in
 from tests.bot.web.seed import Spec, seed

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import select
 
-from bot import review
+from bot.moderation import actions as review
 from storage.db import Database, upgrade
 from storage.models import DecisionRow, Request, RequestState
 from tests.bot.web.app_env import ADMIN, MODERATOR, SENIOR, AppEnv, Session

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import FetchConfig, ImagesConfig, TranscriptionConfig, VideoConfig
-from pipeline.fetch import Fetcher
-from pipeline.images import ImageReader
-from pipeline.ocr import get_ocr
+from pipeline.images.ocr import get_ocr
+from pipeline.images.reader import ImageReader
 from pipeline.records import Post, Video
 from pipeline.video.reader import VideoReader
 from pipeline.video.records import VideoReport
 from pipeline.video.transcribe import build_transcriber
+from pipeline.web.fetch import Fetcher
 from storage.images import SqlImageStore
 from testing.fakes.transcription_server import TranscriptionServer
 from testing.video_samples import Scene, render_pictures, scene_image

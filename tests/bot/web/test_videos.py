@@ -15,12 +15,12 @@ from sqlalchemy import select
 
 from bot.web.routes.videos import keyframe_source
 from pipeline.config import FetchConfig, ImagesConfig, VideoConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_records import ImageMatch, OcrLine, SeenImage
-from pipeline.images import ImageReader
+from pipeline.images.reader import ImageReader
+from pipeline.images.records import ImageMatch, OcrLine, SeenImage
 from pipeline.records import Post, Video
 from pipeline.video.reader import VideoReader
 from pipeline.video.records import KeyframeReport, VideoFinding, VideoReport
+from pipeline.web.fetch import Fetcher
 from storage.images import SqlImageStore
 from storage.models import ImageRow
 from testing.image_samples import encode

@@ -15,8 +15,8 @@ from adapters.base import VideoCaps
 from adapters.bluesky.adapter import BlueskyAdapter
 from adapters.bluesky.client import BlueskyCredentials
 from pipeline.config import FetchConfig, VideoConfig
-from pipeline.fetch import Fetcher
 from pipeline.video.intake import fetch_video, take_in_video
+from pipeline.web.fetch import Fetcher
 from testing.video_samples import Scene, render
 from tests.e2e.bluesky.network import Network, User
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.credibility import (
+from pipeline.records import Tier
+from pipeline.sources.credibility import (
     PublisherTable,
 )
-from pipeline.records import Tier
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "credibility"
 MUSE_FIXTURE = FIXTURES / "muse"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.credibility import PublisherTable
 from pipeline.records import Tier
+from pipeline.sources.credibility import PublisherTable
 
 
 @pytest.fixture(scope="module")

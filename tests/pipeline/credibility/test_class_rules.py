@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.credibility import (
+from pipeline.records import Tier
+from pipeline.sources.credibility import (
     ACADEMIC_SUFFIXES,
     GOVERNMENT_SUFFIXES,
     PREPRINT_DOMAINS,
     SOCIAL_DOMAINS,
     PublisherTable,
 )
-from pipeline.records import Tier
 
 # -- class rules -----------------------------------------------------------------------------
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import credibility
-from pipeline.credibility import (
+from pipeline.records import Tier
+from pipeline.sources import credibility
+from pipeline.sources.credibility import (
     CredibilityDataError,
     PublisherTable,
 )
-from pipeline.records import Tier
 from tests.pipeline.credibility.helpers import (
     MBFC_FIXTURE,
     MUSE_FIXTURE,

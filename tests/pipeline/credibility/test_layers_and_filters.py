@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from pipeline.config import CredibilityConfig
-from pipeline.credibility import (
+from pipeline.records import Tier
+from pipeline.sources.credibility import (
     PREPRINT_DOMAINS,
     CredibilityDataError,
     PublisherTable,
 )
-from pipeline.records import Tier
 from tests.pipeline.credibility.helpers import (
     MBFC_FIXTURE,
     MUSE_FIXTURE,

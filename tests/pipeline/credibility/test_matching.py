@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 import tldextract
 
-from pipeline import domains
-from pipeline.credibility import (
+from pipeline.records import Tier
+from pipeline.sources.credibility import (
     PublisherTable,
 )
-from pipeline.domains import registrable_domain
-from pipeline.records import Tier
+from pipeline.web import domains
+from pipeline.web.domains import registrable_domain
 from tests.pipeline.credibility.helpers import (
     _table,
 )

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import credibility
-from pipeline.credibility import (
+from pipeline.records import Tier
+from pipeline.sources import credibility
+from pipeline.sources.credibility import (
     TABLE_TIERS,
     CredibilityDataError,
     PublisherTable,
     load_table_csv,
 )
-from pipeline.domains import registrable_domain
-from pipeline.records import Tier
+from pipeline.web.domains import registrable_domain
 from tests.pipeline.credibility.helpers import (
     _table,
 )

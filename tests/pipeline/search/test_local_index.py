@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import RelevanceConfig
-from pipeline.extract import extract_document
-from pipeline.fulltext import fts5_expression, query_words
+from pipeline.indexes.fulltext import fts5_expression, query_words
 from pipeline.records import Document
-from pipeline.relevance import Embedder, get_embedder
+from pipeline.relevance.scoring import Embedder, get_embedder
 from pipeline.search.base import SearchError, SearchProvider
 from pipeline.search.local_index import LocalIndex, LocalIndexError
+from pipeline.web.html_text import extract_document
 
 MMR = (
     "Large studies of hundreds of thousands of children found that the measles, mumps and "

@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
-from pipeline.claimreview import read_jsonld, video_urls
+from pipeline.claims.claimreview import read_jsonld, video_urls
 from pipeline.config import FetchConfig, ImagesConfig, VideoConfig
-from pipeline.fetch import Fetcher
-from pipeline.image_embedding import embedder_for
-from pipeline.image_hash import MemoryImageStore
-from pipeline.images import ImageReader
+from pipeline.images.embedding import embedder_for
+from pipeline.images.phash import MemoryImageStore
+from pipeline.images.reader import ImageReader
 from pipeline.records import Post, Video
 from pipeline.video.factchecks import keyframe_source, source_time, store_fact_check_videos
 from pipeline.video.reader import VideoReader, VideoStageResult
+from pipeline.web.fetch import Fetcher
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.video_samples import crop_border, render_pictures, scene_shots, transcode
 

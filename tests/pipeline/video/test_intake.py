@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from pipeline.config import FetchConfig, VideoConfig
-from pipeline.fetch import Fetcher
 from pipeline.video.intake import VideoUnreadable, decode_video, take_in_video
+from pipeline.web.fetch import Fetcher
 from testing.video_samples import THREE_SCENES, Scene, render, strobe
 
 pytestmark = pytest.mark.process

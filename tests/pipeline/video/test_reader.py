@@ -15,7 +15,8 @@ import pytest
 from PIL import Image
 
 from pipeline.check import Checker
-from pipeline.claims import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimIndex, ClaimRecord
+from pipeline.claims.ratings import Rating
 from pipeline.config import (
     ClaimsConfig,
     CredibilityConfig,
@@ -25,12 +26,11 @@ from pipeline.config import (
     TranscriptionConfig,
     VideoConfig,
 )
-from pipeline.image_hash import SeenImage, phash
-from pipeline.image_records import OcrLine
-from pipeline.ratings import Rating
+from pipeline.images.phash import SeenImage, phash
+from pipeline.images.records import OcrLine
 from pipeline.records import DecisionStatus, Platform, Post, Verdict, Video
-from pipeline.relevance import get_embedder
-from pipeline.toolkit import Toolkit
+from pipeline.relevance.scoring import get_embedder
+from pipeline.shared_parts import SharedParts
 from pipeline.video.reader import merge_findings
 from pipeline.video.records import KeyframeReport
 from testing.fakes.transcription_server import TranscriptionServer
@@ -75,7 +75,7 @@ def kit_for(
     with_review: bool = True,
     transcription: str | None = None,
     enabled: bool = True,
-) -> Toolkit:
+) -> SharedParts:
     index = ClaimIndex(
         tmp_path / "claims.sqlite", get_embedder(RelevanceConfig()), cfg=ClaimsConfig()
     )
@@ -87,7 +87,7 @@ def kit_for(
         video=VideoConfig(local_dir=str(tmp_path), enabled=enabled),
         transcription=TranscriptionConfig(base_url=transcription),
     )
-    return Toolkit.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=index)
+    return SharedParts.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=index)
 
 
 def review() -> ClaimRecord:

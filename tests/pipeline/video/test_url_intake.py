@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from pipeline.config import FetchConfig, VideoConfig
-from pipeline.fetch import Fetcher
 from pipeline.video.intake import VideoUnreadable, fetch_video, take_in_video
+from pipeline.web.fetch import Fetcher
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.video_samples import Scene, render
 

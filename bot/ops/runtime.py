@@ -1,0 +1,57 @@
+"""Wiring: settings in, a database and a ready pipeline out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from bot.config import Settings
+from bot.memory.store import StoredMemory
+from bot.overrides import apply_overrides
+from pipeline.check import Checker
+from pipeline.shared_parts import SharedParts
+from storage.db import Database, retry_when_locked
+from storage.images import SqlImageStore
+from storage.repositories import SqlDocumentStore
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Database
+    kit: SharedParts
+    checker: Checker
+
+
+@contextmanager
+def open_runtime(settings: Settings, *, kit: SharedParts | None = None) -> Iterator[Runtime]:
+    runtime = settings.runtime
+    # Opening migrates the schema, which waits for the write lock like any other step.
+    db = retry_when_locked(
+        lambda: Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s),
+        what="opening the database",
+        attempts=runtime.db_lock_attempts,
+        backoff_s=runtime.db_lock_backoff_s,
+    )
+    settings = apply_overrides(settings, db)
+    if settings.queue.backend == "procrastinate":
+        # Imported here: an embedded (SQLite) deployment never loads the queue engine.
+        from bot.ops.queue import enqueue_from
+
+        enqueue_from(db, settings)
+    kit = kit or SharedParts.build(
+        settings.pipeline(),
+        database=db.engine,
+        store=SqlDocumentStore(db),
+        images=SqlImageStore(db),
+    )
+    if kit.memory is None and settings.memory.mode != "off":
+        # This deployment's experience memory, loaded once; the checks retrieve from it.
+        kit.memory = StoredMemory(db, settings.memory, embedder=kit.embedder)
+    try:
+        checker = Checker(kit, deadline_s=settings.runtime.check_deadline_s)
+        yield Runtime(settings=settings, db=db, kit=kit, checker=checker)
+    finally:
+        kit.close()
+        db.dispose()

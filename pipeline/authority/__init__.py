@@ -1,0 +1,1 @@
+"""Evidence from authorities' own statements (their timelines), searched before the web."""

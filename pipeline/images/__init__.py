@@ -1,0 +1,3 @@
+"""Images as text: safe intake, decoding in a budgeted child, OCR, perceptual hashes and a
+learned embedding, reverse search and recognition, and what the trace keeps of each.
+"""

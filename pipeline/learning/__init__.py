@@ -1,0 +1,1 @@
+"""Learning from finished checks: the judge of a decision and the experience memory."""
