@@ -246,7 +246,7 @@ def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> l
         model.install(fake)
         pipeline = pipeline_config(fake)
         if not focus:
-            relevance = pipeline.relevance.scoring.model_copy(update={"focus_sentences": False})
+            relevance = pipeline.relevance.model_copy(update={"focus_sentences": False})
             pipeline = pipeline.model_copy(update={"relevance": relevance})
         kit = build_kit(pipeline, FixtureSearch(delay_s=0.0), web)
         count = kit.embedder.count_tokens

@@ -76,7 +76,7 @@ def test_the_port_is_exposed_and_the_health_check_runs_a_real_module() -> None:
     command = health.split("CMD", 1)[1].strip()
     args = json.loads(command)  # the exec form is a JSON array (Dockerfile reference)
     assert args == ["python", "-m", "bot.ops.healthcheck"]
-    assert (REPO / "bot" / "healthcheck.py").is_file()
+    assert (REPO / "bot" / "ops" / "healthcheck.py").is_file()
     assert "/healthz" in (REPO / "bot" / "web" / "routes" / "ops.py").read_text(encoding="utf-8")
 
 

@@ -68,10 +68,10 @@ def claim_one_and_stop(env: Env, settings: Settings) -> tuple[int, str]:
     with open_runtime(settings) as runtime:
         bot = Bot(runtime, build_adapters(settings))
         bot.poll_adapter("local")
-        request_id = bot.requests.worker.claim_next()
+        request_id = bot.worker.claim_next()
         assert request_id is not None
-        bot.requests.worker.stop()
-    return request_id, bot.requests.worker.name
+        bot.worker.stop()
+    return request_id, bot.worker.name
 
 
 @pytest.mark.parametrize(

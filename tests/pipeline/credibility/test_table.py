@@ -20,7 +20,7 @@ from tests.pipeline.credibility.helpers import (
     _table,
 )
 
-BUNDLED_CSV = Path(credibility.__file__).parent / "data" / "publishers.csv"
+BUNDLED_CSV = Path(credibility.__file__).parents[1] / "data" / "publishers.csv"
 
 
 # -- the bundled default table ---------------------------------------------------------------
