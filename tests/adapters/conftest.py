@@ -14,9 +14,8 @@ __all__ = ["notes_contract"]
 
 
 def _notes_test(path: Path) -> bool:
-    """A test of the Community Notes adapter: tests/adapters/test_x_notes*.py, or one under
-    tests/adapters/x_notes/."""
-    return "x_notes" in path.name or path.parent.name == "x_notes"
+    """A test of the Community Notes adapter: one under tests/adapters/x_notes/."""
+    return path.parent.name == "x_notes"
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from bot.cli import app
 from bot.commands.demo import demo_paths
 from bot.config import load_settings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEMO_TOML = REPO / "examples/demo.toml"
 
 runner = CliRunner()

@@ -15,7 +15,7 @@ from bot.commands.evaluate import app
 from evaluation.taskfive import read_qrels, read_run, retrieval_scores
 from testing.fakes.openai_server import FakeLLM, Reply
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "taskfive"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "taskfive"
 DATA = FIXTURES / "three_rumors.jsonl"
 QRELS = FIXTURES / "three_rumors_qrels.txt"
 

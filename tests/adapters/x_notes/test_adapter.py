@@ -20,7 +20,7 @@ from adapters.x_notes.note_store import text_hash
 from bot.notes.store import SqlNoteStore
 from storage.db import Database
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
-from tests.adapters.note_store_memory import prepare_note
+from tests.adapters.x_notes.note_store_memory import prepare_note
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 CREDS = XCredentials("bearer", "ck", "cs", "at", "ats", "1", "factnote")

@@ -15,7 +15,7 @@ from bot.commands.sources import app
 from pipeline.config import CredibilityConfig
 from pipeline.sources.credibility import PublisherTable
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "credibility"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "credibility"
 
 runner = CliRunner()
 

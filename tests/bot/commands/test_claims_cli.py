@@ -14,7 +14,7 @@ from pipeline.config import ClaimsConfig, FetchConfig
 from testing.fakes.http_server import LocalHTTPServer, Route
 from tests.bot.cli_runs import json_rows
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claims"
 
 runner = CliRunner()
 

@@ -55,7 +55,7 @@ from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM
 from testing.fakes.x_notes_api import Failure, FakeNotesApi, post
 from testing.scenarios import TIERS, build_index, script_happy_path
-from tests.adapters.note_store_memory import prepare_note
+from tests.adapters.x_notes.note_store_memory import prepare_note
 
 URL = "https://ministry.example/flu/lemon"
 NOTE = f"Lemon water does not kill flu viruses in the throat. {URL}"

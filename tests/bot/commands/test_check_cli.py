@@ -40,7 +40,7 @@ def test_a_valid_post_file_is_read(tmp_path: Path) -> None:
     assert load_post(None, path).text == "café"
 
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def summons_file(tmp_path: Path, **fields: object) -> Path:

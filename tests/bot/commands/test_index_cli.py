@@ -17,7 +17,7 @@ from pipeline.search.local_index import LocalIndex
 from testing.fakes.http_server import LocalHTTPServer, Route
 from tests.bot.cli_runs import json_rows
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "index"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "index"
 CORPUS = FIXTURES / "corpus"
 ORPHAN = FIXTURES / "pages" / "orphan.txt"
 
