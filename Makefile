@@ -43,9 +43,9 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 # The inner loop: no browser, PostgreSQL, child-process, Bluesky network or benchmark tests
-# (`make test` runs them).
+# (`make test` runs them), on both cores.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not browser and not postgres and not slow and not process and not bluesky_e2e" --ignore=tests/bench
+	$(BIN)/pytest -q -n 2 -m "not browser and not postgres and not slow and not process and not bluesky_e2e" --ignore=tests/bench
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
