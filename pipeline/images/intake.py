@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps
 
-from pipeline.capped_read import read_in_folder
 from pipeline.config import ImagesConfig
 from pipeline.images.decode import DecodeRefused, run_bounded
-from pipeline.web.fetch import Fetcher, FetchFailure
+from pipeline.web.fetch import Fetcher
+from pipeline.web.media_source import MediaLimits, MediaUnreadable, media_bytes
 
 # Process-wide: any Pillow decode in this process refuses a bomb instead of warning about it,
 # and Pillow's own ceiling is lowered to what `ImagesConfig.max_pixels` allows by default.
@@ -190,37 +190,18 @@ def _clean_rgb(opened: Image.Image) -> Image.Image:
     return fresh
 
 
-def read_local(source: str, cfg: ImagesConfig) -> bytes:
-    """The bytes of a local image, only from under `cfg.local_dir` and at most `max_bytes`. A
-    relative name is inside that folder (an inbox entry names its images beside it), whatever
-    the working directory."""
-    if cfg.local_dir is None:
-        raise ImageUnreadable(f"{source}: local images are not read (no images.local_dir)")
-    try:
-        return read_in_folder(source, cfg.local_dir, cfg.max_bytes)
-    except ValueError as exc:
-        raise ImageUnreadable(str(exc)) from exc
-
-
-def fetch_image(url: str, fetcher: Fetcher, cfg: ImagesConfig) -> bytes:
-    """The bytes at `url`, through the SSRF-guarded fetcher with the image byte cap."""
-    try:
-        page = fetcher.fetch_raw(
-            url, accept=IMAGE_ACCEPT, media_types=IMAGE_MEDIA_TYPES, max_bytes=cfg.max_bytes
-        )
-    except FetchFailure as exc:
-        raise ImageUnreadable(f"{url}: {exc.error}") from exc
-    return page.data
+def _limits(cfg: ImagesConfig) -> MediaLimits:
+    return MediaLimits(
+        "images", "images.local_dir", cfg.local_dir, cfg.max_bytes, IMAGE_ACCEPT, IMAGE_MEDIA_TYPES
+    )
 
 
 def take_in(source: str, fetcher: Fetcher, cfg: ImagesConfig) -> IntakeImage:
     """Read and decode one image of a post, by URL or by local path."""
-    if source.lower().startswith(("https://", "http://")):
-        data = fetch_image(source, fetcher, cfg)
-    elif "://" in source or source.lower().startswith("data:"):
-        raise ImageUnreadable(f"{source[:80]}: only http(s) URLs and inbox files are read")
-    else:
-        data = read_local(source, cfg)
+    try:
+        data = media_bytes(source, fetcher, _limits(cfg))
+    except MediaUnreadable as exc:
+        raise ImageUnreadable(str(exc)) from exc
     try:
         return decode(data, cfg, source)
     except ImageUnreadable as exc:

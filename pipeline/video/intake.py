@@ -21,9 +21,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.capped_read import read_in_folder
 from pipeline.config import VideoConfig
-from pipeline.web.fetch import Fetcher, FetchFailure
+from pipeline.web.fetch import Fetcher
+from pipeline.web.media_source import MediaLimits, MediaUnreadable, fetch_media, media_bytes
 
 # What a video URL's server may declare; a generic type is sniffed by FFmpeg in the child.
 VIDEO_MEDIA_TYPES = frozenset(
@@ -67,32 +67,25 @@ class DecodedVideo:
     peak_rss_mib: float = 0.0  # the decoding child's resident high-water mark
 
 
-def read_local(source: str, cfg: VideoConfig) -> bytes:
-    """The bytes of a local video, only from under `cfg.local_dir` and at most `max_bytes`."""
-    if cfg.local_dir is None:
-        raise VideoUnreadable(f"{source}: local videos are not read (no video.local_dir)")
-    try:
-        return read_in_folder(source, cfg.local_dir, cfg.max_bytes)
-    except ValueError as exc:
-        raise VideoUnreadable(str(exc)) from exc
+def _limits(cfg: VideoConfig) -> MediaLimits:
+    return MediaLimits(
+        "videos", "video.local_dir", cfg.local_dir, cfg.max_bytes, VIDEO_ACCEPT, VIDEO_MEDIA_TYPES
+    )
 
 
 def fetch_video(url: str, fetcher: Fetcher, cfg: VideoConfig) -> bytes:
+    """The bytes at `url`, through the SSRF-guarded fetcher with the video byte cap."""
     try:
-        page = fetcher.fetch_raw(
-            url, accept=VIDEO_ACCEPT, media_types=VIDEO_MEDIA_TYPES, max_bytes=cfg.max_bytes
-        )
-    except FetchFailure as exc:
-        raise VideoUnreadable(f"{url}: {exc.error}") from exc
-    return page.data
+        return fetch_media(url, fetcher, _limits(cfg))
+    except MediaUnreadable as exc:
+        raise VideoUnreadable(str(exc)) from exc
 
 
 def video_bytes(source: str, fetcher: Fetcher, cfg: VideoConfig) -> bytes:
-    if source.lower().startswith(("https://", "http://")):
-        return fetch_video(source, fetcher, cfg)
-    if "://" in source or source.lower().startswith("data:"):
-        raise VideoUnreadable(f"{source[:80]}: only http(s) URLs and inbox files are read")
-    return read_local(source, cfg)
+    try:
+        return media_bytes(source, fetcher, _limits(cfg))
+    except MediaUnreadable as exc:
+        raise VideoUnreadable(str(exc)) from exc
 
 
 def _request(path: str, cfg: VideoConfig, audio_seconds: float) -> str:
