@@ -378,18 +378,9 @@ def requeue_expired(session: Session, now: datetime | None = None) -> list[int]:
     rows = moves.expired_leases(session, S.PROCESSING.value, moment)
     moved: list[int] = []
     for request_id, owner in rows:
-        moved += transition_where(
-            session,
-            [request_id],
-            [S.PROCESSING],
-            S.QUEUED,
-            f"lease of {owner or 'an earlier process'} expired",
-            Actor(ActorKind.SCHEDULER, "leases"),
-            # A heartbeat that landed after the select keeps the request with its worker.
-            where=[moves.lease_expired(moment)],
-            lease_owner=None,
-            lease_until=None,
-        )
+        # A heartbeat that landed after the select keeps the request with its worker.
+        reason = f"lease of {owner or 'an earlier process'} expired"
+        moved += _requeue(session, request_id, reason, moves.lease_expired(moment))
     return moved
 
 
@@ -438,18 +429,24 @@ def requeue_dead_local(session: Session, me: str) -> list[int]:
         if state == S.POSTING.value:
             moves.release_posting(session, request_id, owner)
             continue
-        moved += transition_where(
-            session,
-            [request_id],
-            [S.PROCESSING],
-            S.QUEUED,
-            f"worker {owner} is gone",
-            Actor(ActorKind.SCHEDULER, "leases"),
-            where=[moves.leased_to(owner)],
-            lease_owner=None,
-            lease_until=None,
-        )
+        moved += _requeue(session, request_id, f"worker {owner} is gone", moves.leased_to(owner))
     return moved
+
+
+def _requeue(session: Session, request_id: int, reason: str, still: Condition) -> list[int]:
+    """A request some worker was checking back in the queue, its lease dropped, if `still`
+    holds when the update runs (the lease expired, or it is still that worker's)."""
+    return transition_where(
+        session,
+        [request_id],
+        [S.PROCESSING],
+        S.QUEUED,
+        reason,
+        Actor(ActorKind.SCHEDULER, "leases"),
+        where=[still],
+        lease_owner=None,
+        lease_until=None,
+    )
 
 
 class LeaseKeeper:
