@@ -13,13 +13,13 @@ from pipeline.sources.credibility import (
     CredibilityDataError,
     PublisherTable,
 )
-from tests.pipeline.credibility.helpers import (
+from tests.pipeline.sources.credibility.helpers import (
     MBFC_FIXTURE,
     MUSE_FIXTURE,
     SCORE_FIXTURE,
 )
 
-MUSE_REAL = Path(__file__).resolve().parents[4] / "shared" / "data" / "muse_publisher_tiers"
+MUSE_REAL = Path(__file__).resolve().parents[5] / "shared" / "data" / "muse_publisher_tiers"
 
 needs_muse_data = pytest.mark.skipif(
     not MUSE_REAL.is_dir(), reason=f"MUSE tier lists not present at {MUSE_REAL}"

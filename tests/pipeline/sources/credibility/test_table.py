@@ -16,7 +16,7 @@ from pipeline.sources.credibility import (
     load_table_csv,
 )
 from pipeline.web.domains import registrable_domain
-from tests.pipeline.credibility.helpers import (
+from tests.pipeline.sources.credibility.helpers import (
     _table,
 )
 

@@ -9,7 +9,7 @@ from pipeline.sources.credibility import (
     PublisherTable,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "credibility"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "credibility"
 MUSE_FIXTURE = FIXTURES / "muse"
 MBFC_FIXTURE = FIXTURES / "mbfc.csv"
 SCORE_FIXTURE = FIXTURES / "scores.csv"

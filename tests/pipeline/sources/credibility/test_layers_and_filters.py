@@ -13,7 +13,7 @@ from pipeline.sources.credibility import (
     CredibilityDataError,
     PublisherTable,
 )
-from tests.pipeline.credibility.helpers import (
+from tests.pipeline.sources.credibility.helpers import (
     MBFC_FIXTURE,
     MUSE_FIXTURE,
     SCORE_FIXTURE,

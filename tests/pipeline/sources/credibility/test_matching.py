@@ -14,7 +14,7 @@ from pipeline.sources.credibility import (
 )
 from pipeline.web import domains
 from pipeline.web.domains import registrable_domain
-from tests.pipeline.credibility.helpers import (
+from tests.pipeline.sources.credibility.helpers import (
     _table,
 )
 
