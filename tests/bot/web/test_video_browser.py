@@ -86,6 +86,10 @@ def test_the_keyframes_their_times_and_the_transcript_in_a_browser(
     expect(section.locator(".video-findings li")).to_have_count(2)
     expect(section.locator(".video-findings time")).to_have_text(["0:01-0:03", "0:03-0:06"])
     section.scroll_into_view_if_needed()
+    # The pictures load after the page (lazily, once in view): wait until each has finished.
+    p.wait_for_function(  # type: ignore[attr-defined]
+        "Array.from(document.querySelectorAll('#videos .keyframe img')).every(i => i.complete)"
+    )
     # Every keyframe picture is our stored copy, loaded (the image route's CSP allows it).
     loaded = p.evaluate(  # type: ignore[attr-defined]
         "Array.from(document.querySelectorAll('#videos .keyframe img'))"

@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 from atproto import Client, client_utils, models
 
+from testing.waits import WaitTimedOut, wait_until
+
 REPO = Path(__file__).resolve().parents[3]
 HARNESS = Path(__file__).resolve().parent / "harness"
 ENSURE = REPO / "tools" / "ensure-bluesky-net.sh"
@@ -54,13 +56,19 @@ def installed_network() -> Path:
 
 
 def _wait_until(what: str, ready: Any, deadline_s: float, proc: subprocess.Popen[Any]) -> None:
-    end = time.monotonic() + deadline_s
-    while not ready():
+    """`testing.waits.wait_until` on `ready`, giving up at once when the process has exited."""
+
+    def up() -> bool:
+        if ready():
+            return True
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited with {proc.returncode} before it was ready")
-        if time.monotonic() > end:
-            raise RuntimeError(f"{what} not ready after {deadline_s:.0f} s")
-        time.sleep(0.1)
+        return False
+
+    try:
+        wait_until(up, deadline_s, interval_s=0.1, what=what)
+    except WaitTimedOut as exc:
+        raise RuntimeError(f"{what} not ready after {deadline_s:.0f} s") from exc
 
 
 @contextmanager
