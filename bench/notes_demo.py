@@ -25,6 +25,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from bot import platforms
 from bot.cli import app
 from bot.notes.admission import NotesCycle, notes_cycle
 from pipeline.search.local_index import LocalIndex
@@ -184,4 +185,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    platforms.install()
     main()

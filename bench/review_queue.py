@@ -44,6 +44,7 @@ from sqlalchemy import Engine, event, insert, text
 
 from adapters.base import SocialPost, Summons, TargetStatus, jsonable
 from bench import pg_cluster
+from bot import platforms
 from bot.config import load_settings
 from bot.moderation import users
 from bot.web.app import create_app
@@ -530,6 +531,7 @@ def run(
 
 
 if __name__ == "__main__":
+    platforms.install()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pending", type=int, default=PENDING)
     parser.add_argument("--finished", type=int, default=FINISHED)

@@ -41,6 +41,7 @@ from sqlalchemy import Engine, event, func, select
 
 from adapters.local import LocalAdapter
 from bench import pg_cluster
+from bot import platforms
 from bot.config import Settings, load_settings
 from bot.ops.gc_freeze import freeze_startup_heap
 from bot.ops.queue import build_app, enqueue_from, run_worker
@@ -392,6 +393,7 @@ def profile_postgres_noop(count: int = 200, top: int = 15, log: Log = print) -> 
 if __name__ == "__main__" and "--profile" in sys.argv:
     profile_postgres_noop()
 elif __name__ == "__main__":
+    platforms.install()
     chosen = run(quick="--quick" in sys.argv, postgres="--sqlite" not in sys.argv)
     for key, value in chosen.items():
         print(f"{key}: {value}")

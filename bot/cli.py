@@ -343,6 +343,13 @@ def main_options(
     for line in environment_warnings():
         typer.echo(f"factnote: warning: {line}", err=True)
     ctx.obj = load_settings(config)  # a mistake in it is reported by LazyGroup.invoke
+    # The process's platforms, built here at start-up (not at import, not on first use). Here
+    # rather than in `main`, so that `--help` never pays for it; a host that installed its own
+    # registry (a test session, a plugin's entry point) keeps it.
+    from bot import platforms
+
+    if platforms.installed() is None:
+        platforms.install()
 
 
 def freeze_at_exit() -> None:

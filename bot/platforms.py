@@ -18,17 +18,18 @@ config model (an `AdapterConfig`, its credentials `SecretStr` fields with their 
 names in `bot.config.FLAT_ENV`) as a field of `Settings` named like the platform, and one
 `AdapterSpec(...)` in `builtin_registry` below.
 
-Nothing is registered at import: `registry()` builds the built-in registry
-(`builtin_registry`) the first time the process asks for it, and the spec types live in
-`bot.platform_specs`, which a platform's own gates (bot/notes/decision_to_note.py) import without
-importing this module back. A reply format with counting rules of its own is one
-`pipeline.records.Platform` member and one `pipeline.reply.formats.REPLY_FORMATS` entry.
+Nothing is registered at import: the process's registry is built at start-up by the one that
+starts it — `install()` in the CLI's root command (`bot.cli`), the benchmarks' entry and the
+test session (tests/conftest.py) — and `registry()` before that is an error, not a silent
+build. The spec types live in `bot.platform_specs`, which a platform's own gates
+(bot/notes/decision_to_note.py) import without importing this module back. A reply format with
+counting rules of its own is one `pipeline.records.Platform` member and one
+`pipeline.reply.formats.REPLY_FORMATS` entry.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from functools import cache
 from typing import TYPE_CHECKING
 
 from adapters.base import Adapter, Summons
@@ -47,10 +48,13 @@ __all__ = [
     "AdapterSpec",
     "Finish",
     "Finished",
+    "PlatformsNotInstalled",
     "Registry",
     "TriagePolicy",
     "builtin_registry",
     "finish_decision",
+    "install",
+    "installed",
     "register",
     "registry",
     "spec_for",
@@ -84,11 +88,33 @@ def builtin_registry() -> Registry:
     )
 
 
-@cache
+class PlatformsNotInstalled(RuntimeError):
+    """A platform was looked up before the process built its registry (`install`)."""
+
+
+_installed: list[Registry] = []  # this process's registry, once `install` has run
+
+
+def install(platforms: Registry | None = None) -> Registry:
+    """Make `platforms` (by default the built-in ones) this process's registry, replacing any
+    installed before; a plugin or a test then registers its own platform on it."""
+    chosen = platforms if platforms is not None else builtin_registry()
+    _installed[:] = [chosen]
+    return chosen
+
+
+def installed() -> Registry | None:
+    """The registry `install` made this process's, or None before start-up."""
+    return _installed[0] if _installed else None
+
+
 def registry() -> Registry:
-    """This process's platforms: the built-in registry, built the first time it is asked for
-    (a plugin or a test registers its own platform on it)."""
-    return builtin_registry()
+    """This process's platforms, as installed at start-up."""
+    if not _installed:
+        raise PlatformsNotInstalled(
+            "no platform registry: the process's entry point calls bot.platforms.install() first"
+        )
+    return _installed[0]
 
 
 def register(spec: AdapterSpec) -> AdapterSpec:

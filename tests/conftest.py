@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import platforms
 from storage.db import Database
 from testing.databases import migrated_sqlite
 from testing.fakes.http_server import LocalHTTPServer
@@ -68,6 +69,13 @@ def _state(logger: logging.Logger) -> _LoggerState:
         logger.propagate,
         logger.disabled,
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def platform_registry() -> None:
+    """The built-in platforms, installed once as the CLI installs them at start-up (a test
+    that registers a platform of its own unregisters it)."""
+    platforms.install()
 
 
 @pytest.fixture(autouse=True)

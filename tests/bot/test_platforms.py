@@ -14,6 +14,7 @@ import pytest
 import typer
 from pydantic import Field
 from sqlalchemy import select
+from typer.testing import CliRunner
 
 from adapters.base import (
     AdapterConfig,
@@ -24,6 +25,7 @@ from adapters.base import (
     TargetStatus,
 )
 from bot import overrides, platforms
+from bot.cli import app
 from bot.commands.run import apply_mode
 from bot.config import ConfigError, Settings
 from bot.ops.runtime import open_runtime
@@ -135,6 +137,32 @@ def test_each_built_in_registry_is_a_new_one_that_a_plugin_registration_leaves_a
         )
 
 
+def test_looking_up_a_platform_before_start_up_installed_the_registry_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(platforms, "_installed", [])
+    with pytest.raises(platforms.PlatformsNotInstalled, match="install"):
+        platforms.spec_for("x")
+
+
+def test_the_cli_installs_the_built_in_platforms_at_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(platforms, "_installed", [])
+    result = CliRunner().invoke(app, ["config", "check"])
+    assert result.exit_code == 0, result.output
+    installed = platforms.installed()
+    assert installed is not None
+    assert [spec.name for spec in installed.specs()] == ["local", "x", "bluesky", "x_notes"]
+
+
+def test_a_registry_the_host_installed_is_kept_by_the_cli(fake_platform: FakeSocial) -> None:
+    mine = platforms.registry()
+    assert CliRunner().invoke(app, ["config", "check"]).exit_code == 0
+    assert platforms.registry() is mine
+    assert platforms.spec_for(NAME) is not None
+
+
 def test_a_platforms_own_code_does_not_import_the_registry_back() -> None:
     """The registry imports Community Notes' gates (bot/notes/decision_to_note.py) to build its
     spec; they name the spec types from `bot.platform_specs`, so no import chain leads back."""
@@ -146,7 +174,7 @@ def test_a_platforms_own_code_does_not_import_the_registry_back() -> None:
         assert graph.find_shortest_chain(importer=module, imported="bot.platforms") is None
 
 
-@pytest.mark.parametrize("spec", platforms.specs(), ids=lambda spec: spec.name)
+@pytest.mark.parametrize("spec", platforms.builtin_registry().specs(), ids=lambda spec: spec.name)
 def test_every_registered_platform_has_its_config_section_and_a_known_reply_format(
     spec: AdapterSpec,
 ) -> None:
