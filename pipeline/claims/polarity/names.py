@@ -27,17 +27,46 @@ import difflib
 import re
 import unicodedata
 
+from pipeline.claims.polarity.common_words import ordinary
 from pipeline.relevance.lexical import ENGLISH_STOPWORDS, strip_links
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_SENTENCE_END_RE = re.compile(r"[.!?:;…]+[\"'”’)]*\s+|\n+")
+# A sentence ends at its punctuation, but not at the full stop of a rank or title written short
+# ("U.S. Sen. Bernie Sanders", "Lt. Col. Alexander Vindman"): split there, "Sen" was a name
+# of its own that no post has.
+_SHORT_TITLES = (
+    "Sen",
+    "Rep",
+    "Gov",
+    "Gen",
+    "Col",
+    "Sgt",
+    "Rev",
+    "Capt",
+    "Mrs",
+    "Jr",
+    "Dr",
+    "Mr",
+    "Ms",
+    "Lt",
+)
+_SENTENCE_END_RE = re.compile(
+    "".join(rf"(?<!\b{t})" for t in _SHORT_TITLES) + r"[.!?:;…]+[\"'”’)]*\s+|\n+"
+)
 _NAME_RE = re.compile(r"[^\W\d_][^\W_]*(?:['’-][^\W\d_]+)*", re.UNICODE)
+# A comma, a bracket or a quotation mark ends a name: "Bronx, New York" is two places and
+# "Biden, Pelosi, Kerry" three people, not one name of many words.
+_RUN_BREAKS = frozenset(',;()[]"“”')
+_NAME_OR_BREAK_RE = re.compile(_NAME_RE.pattern + r"|[,;()\[\]\"“”]", re.UNICODE)
 
 # Two name words are one when they share this many letters and differ by an ending of at most
 # `_ENDING` letters: "Lebanese"/"Lebanon", "Algerian"/"Algeria", "Salameh"/"Salama", but not
 # "CoronaVac"/"coronavirus" or "Air"/"airport".
 _STEM = 4
 _ENDING = 3
+# A name of more words than this is mostly a headline's run of capitals: it names someone
+# else than a shorter name with a word in common only in the slot beside that word.
+_SHORT_NAME = 3
 _MAX_SUBSTITUTION = 3  # words on each side of an aligned replacement that can hold a name
 # Texts line up when this share of their words aligns. A tweet that wraps the claim in its own
 # words aligns little, and difflib then pairs unrelated stretches: on the CheckThat! train
@@ -48,7 +77,13 @@ _VERBATIM = 0.8  # share of aligned words that makes a post a near-verbatim copy
 _VERBATIM_MIN_WORDS = 3
 
 # Capitalised because they open a sentence or are shouted, not because they name anyone.
-_EXTRA_NOT_NAMES = frozenset({"breaking", "video", "photo", "watch", "new", "urgent"})
+_EXTRA_NOT_NAMES = frozenset(
+    {"breaking", "video", "photo", "watch", "new", "urgent"}
+    # Shouted replies and abbreviations of chat ("NOPE", "WTF", "ID badges").
+    | {"nope", "yep", "yup", "lol", "omg", "wtf", "smh", "lmao", "wow", "fyi", "ok", "id"}
+)
+_POSSESSIVE_RE = re.compile(r"'s$")
+_CONTRACTIONS = ("n't", "'re", "'ll", "'ve", "'m", "'d")
 # Acronyms that are also function words when written in lower case.
 _ACRONYMS_LIKE_WORDS = frozenset({"WHO", "US", "UK", "EU", "UN", "IT", "AI"})
 
@@ -143,13 +178,15 @@ _CODE_RE = re.compile(r"(?<![\w.'’-])([A-Z])(?![\w.'’-])")
 
 def _fold(text: str) -> str:
     plain = strip_links(unicodedata.normalize("NFKC", text)).replace("#", " ").replace("_", " ")
+    plain = plain.replace("’", "'")  # "Let’s" and "Let's" are one word
     for pattern, canonical in _ALIASES:
         plain = pattern.sub(canonical, plain)
     return " ".join(plain.split())
 
 
 def _words(text: str) -> list[str]:
-    return [w.casefold().replace("’", "'") for w in _WORD_RE.findall(text)]
+    """The words of `text`, lower case, a possessive "'s" left out ("FBI's" is "FBI")."""
+    return [_POSSESSIVE_RE.sub("", w.casefold().replace("’", "'")) for w in _WORD_RE.findall(text)]
 
 
 def _not_name(folded: str, negations: frozenset[str]) -> bool:
@@ -157,11 +194,15 @@ def _not_name(folded: str, negations: frozenset[str]) -> bool:
 
 
 def _capitalised(word: str, negations: frozenset[str]) -> bool:
-    folded = word.casefold()
+    folded = word.casefold().replace("’", "'")
+    if folded.endswith(_CONTRACTIONS):
+        return False  # "DON'T", "We're": a contraction, not a name
     if word in _ACRONYMS_LIKE_WORDS:
         return True
     if folded in _MONTHS or _not_name(folded, negations):
         return False
+    if word.isupper() and len(word) >= 3 and ordinary(folded):
+        return False  # shouted, not named ("COURSE", "UPDATE"): `common_words`
     return (len(word) >= 2 and word.isupper()) or (word[:1].isupper() and len(word) >= 3)
 
 
@@ -178,13 +219,15 @@ def entities(text: str, negations: frozenset[str] = frozenset()) -> set[str]:
     (compared as numbers) and sentence openers that are ordinary words."""
     found: set[str] = set()
     for sentence in _SENTENCE_END_RE.split(_fold(text)):
-        words = _NAME_RE.findall(sentence)
+        tokens = _NAME_OR_BREAK_RE.findall(sentence)
         run: list[str] = []
-        for n, word in enumerate([*words, ""]):
-            if word and _capitalised(word, negations):
-                run.append(word)
+        opening = True  # the run starts the sentence
+        for n, token in enumerate([*tokens, ""]):
+            if token and token not in _RUN_BREAKS and _capitalised(token, negations):
+                if not run:  # an opening quotation mark or bracket still opens
+                    opening = all(t in _RUN_BREAKS for t in tokens[:n])
+                run.append(token)
                 continue
-            opening = n == len(run)  # the run starts the sentence
             if run and (len(run) > 1 or not opening or _opening_name(run[0])):
                 found.add(" ".join(run))
             run = []
@@ -305,8 +348,27 @@ def _named_otherwise(
     ("Riyad Salama" against "Riyad Mahrez")."""
     for name in other_names:
         theirs = _parts(name, negations)
-        if any(_present(p, theirs) for p in shared) and any(not _present(p, parts) for p in theirs):
-            return True
+        if len(theirs) <= _SHORT_NAME:
+            if any(_present(p, theirs) for p in shared) and any(
+                not _present(p, parts) for p in theirs
+            ):
+                return True
+            continue
+        for word in shared:
+            if word not in parts:
+                continue
+            mine_at = parts.index(word)
+            theirs_at = next((n for n, p in enumerate(theirs) if same_name_word(word, p)), None)
+            if theirs_at is None:
+                continue
+            # A long run around the same name ("Bernie Sanders Publicly Attacks Nominee", a
+            # headline) names someone else only where the word beside the shared one
+            # differs, on the same side.
+            for step in (-1, 1):
+                a, b = mine_at + step, theirs_at + step
+                beside = 0 <= a < len(parts) and 0 <= b < len(theirs)
+                if beside and not same_name_word(parts[a], theirs[b]):
+                    return True
     return False
 
 
@@ -325,12 +387,15 @@ def _codes(text: str) -> set[str]:
     return {c for c in _CODE_RE.findall(_fold(text)) if c not in _LETTER_WORDS}
 
 
-def _substituted(post: str, claim: str, named: set[str], their_named: set[str]) -> str | None:
+def _substituted(
+    post: str, claim: str, named: set[str], their_named: set[str], negations: frozenset[str]
+) -> str | None:
     """A name word of `named` that stands in the post where the claim, aligned word by word,
     has other words that are no name of its own (`their_named`, which would make it a swap of
     first names, "Pope Francis" for "Donald Trump"'s "Donald"): the post's change is who or
     what the claim is about."""
     ours, theirs = _words(post), _words(claim)
+    our_words, their_words = _WORD_RE.findall(post), _WORD_RE.findall(claim)  # as written
     matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
     if matcher.ratio() < _LINED_UP:
         return None
@@ -339,10 +404,42 @@ def _substituted(post: str, claim: str, named: set[str], their_named: set[str]) 
             continue
         if any(w in their_named or w in _PERSON_TITLES for w in theirs[j1:j2]):
             continue  # a swap of first names, or a title for one ("President" for "Joe")
+        # A name added before a function word ("USA: 4-year-old boy" for "A 4-year-old
+        # boy") is no substitution; a function word written as a name ("an Why prostitute")
+        # still is.
+        if all(w in ENGLISH_STOPWORDS for w in theirs[j1:j2]) and not any(
+            their_words[j][:1].isupper() for j in range(max(j1, 1), j2)
+        ):
+            continue
+        if _fuller_name(our_words, their_words, (i1, i2, j1, j2), negations):
+            continue
         for word in ours[i1:i2]:
             if word in named:
                 return f"{word!r} in place of {' '.join(theirs[j1:j2])!r}"
     return None
+
+
+def _fuller_name(
+    ours: list[str], theirs: list[str], span: tuple[int, int, int, int], negations: frozenset[str]
+) -> bool:
+    """Whether our words `ours[i1:i2]` put in place of `theirs[j1:j2]` (words as written) are a
+    first name before a name both texts have, where the other text has no name of its own:
+    "Donald Trump said" against "FULL CONTEXT: Trump told"."""
+    _, i2, j1, j2 = span
+    if i2 >= len(ours) or j2 >= len(theirs) or ours[i2].casefold() != theirs[j2].casefold():
+        return False
+    if not ours[i2][:1].isupper():
+        return False
+    # Any capital in the other text's words ("Black Lives" for "October") makes it a swap;
+    # shouted ordinary words ("FULL CONTEXT") do not.
+    return not any(
+        j > 0 and theirs[j][:1].isupper() and not _shouted_word(theirs[j], negations)
+        for j in range(j1, j2)
+    )
+
+
+def _shouted_word(word: str, negations: frozenset[str]) -> bool:
+    return word.isupper() and (_not_name(word.casefold(), negations) or ordinary(word.casefold()))
 
 
 def _recapitalised(post: str, claim: str, negations: frozenset[str]) -> str | None:
@@ -416,7 +513,7 @@ def entity_difference(post: str, claim: str, negations: frozenset[str]) -> str |
         (post_f, claim_f, absent_post, absent_claim, "post"),
         (claim_f, post_f, absent_claim, absent_post, "fact-checked claim"),
     ):
-        found = _substituted(ours, theirs, named, their_named) if named else None
+        found = _substituted(ours, theirs, named, their_named, negations) if named else None
         if found:
             return f"{side} names {found}"
     found = _recapitalised(post_f, claim_f, negations)

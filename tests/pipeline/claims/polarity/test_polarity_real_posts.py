@@ -80,3 +80,92 @@ def test_the_second_half_of_a_compound_asserts_no_predicate() -> None:
 )
 def test_a_negated_ban_or_prevention_is_still_a_negation(post: str, claim: str) -> None:
     assert MismatchKind.NEGATION in {m.kind for m in compare(post, claim)}
+
+
+# --- names: what real tweets shout, abbreviate and list (the entity rule) --------------------
+
+
+def _entity(post: str, claim: str) -> list[str]:
+    return [m.detail for m in compare(post, claim) if m.kind is MismatchKind.ENTITY]
+
+
+@pytest.mark.parametrize(
+    ("post", "claim"),
+    [
+        # Shouted ordinary words are no names (WordNet's lower-case words).
+        (
+            "BUT OF COURSE, Obama endorses grandson of terrorist for congress.",
+            "Former U.S. President Barack Obama endorsed the grandson of a terrorist.",
+        ),
+        (
+            "UPDATE: Crews have restored the Hollywood sign, which read Hollyweed.",
+            "Pranksters briefly changed California's Hollywood sign to read Hollyweed.",
+        ),
+        (
+            "o my god i just heard that jill stein is anti vaccine NOPE",
+            "Green Party presidential candidate Dr. Jill Stein opposes vaccines.",
+        ),
+        # A title written short does not end the sentence ("Sen." is no name of its own).
+        (
+            "Bernie Sanders compared Baltimore to a third world country, Fox reports.",
+            "U.S. Sen. Bernie Sanders compared Baltimore to a third world country.",
+        ),
+        # A name added before a function word, a possessive, a first name of a name both have.
+        (
+            "USA: 4-year Old Boy Accused of Hacking FBI Database",
+            "A 4-year-old boy was accused of hacking the FBI's databases.",
+        ),
+        (
+            "FULL CONTEXT: Trump told @MSNBC there should be a punishment for women.",
+            "Donald Trump said there should be a punishment for women.",
+        ),
+        # A headline's run of capitals around the same name names no one else.
+        (
+            "Bernie Sanders Publicly Attacks Nominee Over Religious Beliefs: Christianity is "
+            "an insult to billions of Muslims.",
+            "U.S. Sen. Bernie Sanders said Christianity is an insult to Muslims.",
+        ),
+    ],
+)
+def test_shouted_words_short_titles_and_fuller_names_are_no_other_name(
+    post: str, claim: str
+) -> None:
+    assert _entity(post, claim) == []
+
+
+@pytest.mark.parametrize(
+    ("post", "claim"),
+    [
+        # A comma ends a name: "Bronx, New York" is two places, not "Bronx New York".
+        (
+            "An employee at a health center in Bronx, Rutgers University, told an activist "
+            "she should dispose of a baby.",
+            "An employee at a health center in Bronx, New York, told an activist she should "
+            "dispose of a baby.",
+        ),
+        (
+            "A Trump Tower hotel opened in Pyongyang, New York within a day of the summit.",
+            "A Trump Tower hotel opened in Pyongyang, North Korea within a day of the summit.",
+        ),
+        # Shouted names stay names; a name written where the claim has a capitalised word.
+        (
+            "TRUMP SAYS Muslims should be made to wear identifying badges.",
+            "Biden says Muslims should be made to wear identifying badges.",
+        ),
+        (
+            "Bill Clinton fathered a son with an Why prostitute in 1985.",
+            "Bill Clinton fathered a son with an Arkansas prostitute in 1985.",
+        ),
+        (
+            "A video shows October Matter protesters in Charlotte beating a homeless vet.",
+            "A video shows Black Lives Matter protesters in Charlotte beating a homeless vet.",
+        ),
+        # A short name with a word in common still names someone else.
+        (
+            "Chelsea Clinton's 2010 wedding was paid for by the Beaver County.",
+            "Chelsea Clinton's 2010 wedding was paid for by the Clinton Foundation.",
+        ),
+    ],
+)
+def test_swapped_names_are_still_seen(post: str, claim: str) -> None:
+    assert compare(post, claim)
