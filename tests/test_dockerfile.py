@@ -136,3 +136,25 @@ def test_in_the_image_the_demo_config_still_sees_the_demo_s_data(
     assert settings.database_url == demo_paths()["database_url"]
     assert settings.claims.path == demo_paths()["claims.path"]
     assert settings.index_path == demo_paths()["index_path"]
+
+
+def test_every_data_file_of_the_packages_is_installed_by_pip() -> None:
+    """The image installs the packages with `pip install .`, which copies a file that is not
+    Python only when a package-data pattern names it: a table the polarity check reads
+    (`*.tsv`) or the review app's icon (`*.svg`) would be missing there, and nowhere else."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["*"]
+    packages = ("adapters", "bot", "pipeline", "storage", "evaluation")
+    data = [
+        path
+        for package in packages
+        for path in (REPO / package).rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts
+    ]
+    assert data, "no data files found: the package folders moved?"
+    missing = [
+        str(path.relative_to(REPO))
+        for path in data
+        if not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
+    ]
+    assert missing == []
