@@ -17,8 +17,7 @@ from pipeline.config import RelevanceConfig
 from pipeline.records import Document
 from pipeline.relevance.scoring import Embedder, get_embedder
 from pipeline.search.local_index import LocalIndex
-from storage.db import Database, upgrade
-from storage.indexes.tables import IndexSchemaError, open_index_engine
+from storage.db import Database
 from testing import indexes
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
@@ -191,16 +190,3 @@ def test_full_text_results_agree_in_substance_on_sqlite_and_postgresql(
                 assert on_sqlite[0] == on_pg[0], query
     finally:
         sqlite_db.dispose()
-
-
-def test_a_standalone_path_gets_its_tables_but_an_unmigrated_main_database_is_refused(
-    tmp_path: Path,
-) -> None:
-    engine, owned = open_index_engine(tmp_path / "standalone.sqlite")
-    assert owned
-    engine.dispose()
-    main = Database(f"sqlite:///{tmp_path / 'old.db'}", migrate=False)
-    upgrade(main.url, "0009")
-    with pytest.raises(IndexSchemaError, match="factnote db upgrade"):
-        open_index_engine(main.engine)
-    main.dispose()
