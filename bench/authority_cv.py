@@ -58,6 +58,7 @@ from evaluation.taskfive import Rumor, read_qrels, read_rumors, retrieval_scores
 from pipeline.authority.retrieval import AuthorityIndex, fuse, rank_order  # noqa: E402
 from pipeline.config import AuthorityConfig, RelevanceConfig  # noqa: E402
 from pipeline.relevance.scoring import Embedder, get_embedder  # noqa: E402
+from storage.indexes import open_statement_rows  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "checkthat2024_task5_en"
 FOLDS = 5
@@ -141,7 +142,7 @@ def score_rumors(
     """BM25 and cosine of every timeline statement for each rumor, via the production index."""
     out: list[RumorScores] = []
     for rumor in rumors:
-        with AuthorityIndex(":memory:", embedder, cfg=base) as index:
+        with AuthorityIndex(open_statement_rows(":memory:"), embedder, cfg=base) as index:
             index.add_statements(statements_of(rumor))
             found = index.retrieve(rumor.text, k=len(index))
         # Back to the index's order (newest first), which breaks the remaining ties.

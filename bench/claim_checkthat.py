@@ -36,6 +36,7 @@ from pipeline.post.platform_text import posted_date
 from pipeline.relevance.lexical import clean_text
 from pipeline.relevance.scoring import get_embedder
 from pipeline.web.urls import canonical_url
+from storage.indexes import open_claim_rows
 
 Log = Callable[[str], None]
 REPO = Path(__file__).resolve().parents[1]
@@ -172,7 +173,9 @@ def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
     cfg = ClaimsConfig()
     numbers: dict[str, float] = {"not_imported": len(collection.failures)}
     with tempfile.TemporaryDirectory() as tmp:
-        index = ClaimIndex(Path(tmp) / "claims.sqlite", get_embedder(RelevanceConfig()), cfg=cfg)
+        index = ClaimIndex(
+            open_claim_rows(Path(tmp) / "claims.sqlite"), get_embedder(RelevanceConfig()), cfg=cfg
+        )
         with index:
             start = time.perf_counter()
             for at in range(0, len(collection.records), 512):

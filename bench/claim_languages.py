@@ -36,6 +36,7 @@ from pipeline.claims.multilingual import get_multilingual
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance.lexical import clean_text
 from pipeline.relevance.scoring import get_embedder
+from storage.indexes import open_claim_rows
 
 Log = Callable[[str], None]
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
@@ -79,7 +80,7 @@ def through_index(data: MatchingSet) -> dict[str, float]:
     embedder = PrimedEmbedder(get_embedder(RelevanceConfig()))
     german = [(s.german, s.url) for s in data.sources if s.german]
     out: dict[str, float] = {}
-    with ClaimIndex(":memory:", embedder, cfg=ClaimsConfig()) as index:
+    with ClaimIndex(open_claim_rows(":memory:"), embedder, cfg=ClaimsConfig()) as index:
         index.add(
             ClaimRecord(claim_text=s.text, review_url=s.url, rating_text="False", language="en")
             for s in data.sources

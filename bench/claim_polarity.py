@@ -76,6 +76,7 @@ from pipeline.claims.polarity.compare import MismatchKind, compare
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance.lexical import clean_text, terms
 from pipeline.relevance.scoring import Embedder, FloatMatrix, get_embedder
+from storage.indexes import open_claim_rows
 
 Log = Callable[[str], None]
 Array = npt.NDArray[np.float64]
@@ -330,7 +331,7 @@ def through_index(data: MatchingSet, embedder: Embedder, cfg: ClaimsConfig) -> O
     kinds = [c.kind for c in data.cases]
     strong: list[bool] = []
     right: list[bool] = []
-    with ClaimIndex(":memory:", embedder, cfg=cfg) as index:
+    with ClaimIndex(open_claim_rows(":memory:"), embedder, cfg=cfg) as index:
         index.add(
             ClaimRecord(claim_text=s.text, review_url=s.url, rating_text="False", language="en")
             for s in data.sources

@@ -36,6 +36,7 @@ from pipeline.claims.index import ClaimIndex, ClaimRecord
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance.lexical import clean_text
 from pipeline.relevance.scoring import Embedder, get_embedder
+from storage.indexes import open_claim_rows
 
 Log = Callable[[str], None]
 GROWN = 200_000
@@ -138,7 +139,9 @@ def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
     real = get_embedder(RelevanceConfig())
     numbers: dict[str, float] = {"rss_start_mib": rss_mib(), "load_average": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
-        with ClaimIndex(Path(tmp) / "claims.sqlite", real, cfg=ClaimsConfig()) as index:
+        with ClaimIndex(
+            open_claim_rows(Path(tmp) / "claims.sqlite"), real, cfg=ClaimsConfig()
+        ) as index:
             records, imported = _timed_import(index, folder)
             numbers.update(imported)
             log(f"imported {len(records)} fact-checks: {imported}")
@@ -152,7 +155,9 @@ def run(log: Log = print, data: Path | None = None) -> dict[str, float]:
             texts = [stored[int(i)].claim_text for i in matrix.ids]
             originals = {clean_text(t) or t: matrix.vectors[n] for n, t in enumerate(texts)}
         replay = _Replay(real, originals)
-        with ClaimIndex(Path(tmp) / "claims.sqlite", replay, cfg=ClaimsConfig()) as index:  # type: ignore[arg-type]
+        with ClaimIndex(
+            open_claim_rows(Path(tmp) / "claims.sqlite"), replay, cfg=ClaimsConfig()
+        ) as index:  # type: ignore[arg-type]
             extra = _copies(records, GROWN + AFTER_GROWTH - len(records))
             for at in range(0, GROWN - len(records), 4096):
                 index.add(extra[at : min(at + 4096, GROWN - len(records))])

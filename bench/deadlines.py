@@ -30,10 +30,10 @@ from pipeline.images.intake import ImageUnreadable, decode, jpeg_scans
 from pipeline.llm.client import CallLedger, LLMClient, LLMError
 from pipeline.search.base import SearchError
 from pipeline.search.searxng import SearxngSearch
-from pipeline.shared_parts import SharedParts
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.image_samples import repeated_scan_jpeg
+from testing.indexes import build_parts
 from testing.scenarios import ANALYSIS, POST, TIERS, build_index
 
 Log = Callable[[str], None]
@@ -56,7 +56,7 @@ def _llm(log: Log) -> dict[str, float]:
         cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS))
         cfg.llm = fake.config(timeout_s=60.0)
         with tempfile.TemporaryDirectory() as tmp:
-            kit = SharedParts.build(cfg, index_path=build_index(Path(tmp) / "index.sqlite"))
+            kit = build_parts(cfg, index_path=build_index(Path(tmp) / "index.sqlite"))
             try:
                 start = time.monotonic()
                 decision = Checker(kit, deadline_s=10.0).check(POST)

@@ -40,10 +40,11 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine, insert
 
-from pipeline.indexes.tables import local_documents, local_passages
 from pipeline.records import Document
 from pipeline.search.local_index import LocalIndex
 from storage.db import Database
+from storage.indexes import open_document_rows
+from storage.indexes.tables import local_documents, local_passages
 
 DIM = 384
 WORDS = 40
@@ -133,7 +134,7 @@ def run(url: str, sizes: Sequence[int]) -> list[dict[str, Any]]:
     vocabulary = _vocabulary()
     rows: list[dict[str, Any]] = []
     try:
-        index = LocalIndex(db.engine, embedder=RandomEmbedder())  # type: ignore[arg-type]
+        index = LocalIndex(open_document_rows(db.engine), embedder=RandomEmbedder())  # type: ignore[arg-type]
         done = 0
         for size in sorted(sizes):
             started = time.perf_counter()
@@ -144,7 +145,7 @@ def run(url: str, sizes: Sequence[int]) -> list[dict[str, Any]]:
             row |= {"bulk_fill_s": round(build_s, 1)} | measure(index, vocabulary)
             # The same searches without embeddings: the difference is what numpy's dense
             # scoring costs, the part pgvector would replace.
-            lexical = measure(LocalIndex(db.engine), vocabulary)
+            lexical = measure(LocalIndex(open_document_rows(db.engine)), vocabulary)
             row |= {"lexical_only_median_ms": lexical["warm_median_ms"]}
             rows.append(row)
             print(row, flush=True)

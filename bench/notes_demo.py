@@ -31,6 +31,7 @@ from bot.notes.admission import NotesCycle, notes_cycle
 from pipeline.search.local_index import LocalIndex
 from pipeline.web.html_text import extract_document
 from storage.db import Database
+from storage.indexes import open_document_rows
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM
 from testing.fakes.x_notes_api import FakeNotesApi, post
@@ -75,7 +76,7 @@ def serve_pages(web: LocalHTTPServer, databases: list[str]) -> list[str]:
         web.add(path, Route(body=html.encode(), content_type="text/html; charset=utf-8"))
         hosts.append(host)
     for database in databases:
-        with LocalIndex(database) as index:
+        with LocalIndex(open_document_rows(database)) as index:
             for url, html in DOCS.items():
                 host, path = url.split("/", 3)[2], "/" + url.split("/", 3)[3]
                 index.add(extract_document(f"http://{host}:{web.port}{path}", html, "text/html"))

@@ -46,6 +46,7 @@ from pipeline.config import RelevanceConfig
 from pipeline.relevance.embedding_onnx import export_dir
 from pipeline.relevance.scoring import get_embedder
 from pipeline.search.local_index import LocalIndex
+from storage.indexes import open_document_rows
 from testing.fakes.openai_server import FakeLLM
 
 Log = Callable[[str], None]
@@ -99,7 +100,7 @@ def factnote_command() -> list[str]:
 
 def build_index(target: Path | str, post_ids: tuple[str, ...]) -> int:
     embedder = get_embedder(RelevanceConfig())
-    with LocalIndex(target, embedder=embedder) as index:
+    with LocalIndex(open_document_rows(target), embedder=embedder) as index:
         for post in fixtures.POSTS:
             if post.id in post_ids:
                 for page in post.pages:

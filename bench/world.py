@@ -62,6 +62,7 @@ from pipeline.sources.credibility import PublisherTable
 from pipeline.web.fetch import Fetcher, MemoryDocumentStore
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM, Reply
+from testing.indexes import build_parts
 
 KEY_CONFIDENCE = {"refutes": 0.9, "context": 0.85, "supports": 0.85}
 _PAGE_BLOCK = re.compile(r'<page n="(\d+)" url="([^"]*)"[^>]*>\n(.*?)\n</page>', re.S)
@@ -342,4 +343,4 @@ def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> Sh
     """The real toolkit, searching `search` and fetching from `web`, with its own empty cache."""
     publishers = PublisherTable.from_config(cfg.credibility)
     fetcher = Fetcher(cfg.fetch, store=MemoryDocumentStore(), client=web.client())
-    return SharedParts.build(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)
+    return build_parts(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)

@@ -27,6 +27,7 @@ from pipeline.authority.retrieval import (
 from pipeline.config import AuthorityConfig, LLMConfig, RelevanceConfig
 from pipeline.llm.client import CallLedger, LLMClient
 from pipeline.relevance.scoring import get_embedder
+from storage.indexes import open_statement_rows
 
 STANCE_TO_LABEL = {
     "supports": "SUPPORTS",
@@ -85,7 +86,7 @@ def run_authority(
     ledger = CallLedger()
     results: list[RumorResult] = []
     for rumor in rumors:
-        with AuthorityIndex(":memory:", embedder, cfg=cfg) as index:
+        with AuthorityIndex(open_statement_rows(":memory:"), embedder, cfg=cfg) as index:
             index.add_statements(statements_of(rumor))
             retrieved = index.retrieve(rumor.text, k=k)
         result = RumorResult(rumor.id, [(r.statement.post_id, r.score) for r in retrieved])

@@ -18,6 +18,7 @@ from pipeline.claims.index import ClaimIndex, ClaimRecord, same_url
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance.scoring import get_embedder
 from pipeline.web.urls import canonical_url
+from storage.indexes import open_claim_rows
 
 SWEEP = tuple(round(0.30 + 0.025 * i, 3) for i in range(25))  # 0.30 .. 0.90
 
@@ -106,7 +107,7 @@ def evaluate_claims(
     relevance: RelevanceConfig,
 ) -> ClaimsReport:
     """Index the rumors as claim records and score the cases at every threshold."""
-    with ClaimIndex(":memory:", get_embedder(relevance), cfg=cfg) as index:
+    with ClaimIndex(open_claim_rows(":memory:"), get_embedder(relevance), cfg=cfg) as index:
         index.add(
             ClaimRecord(claim_text=r.text, review_url=rumor_review_url(r.id), language="en")
             for r in rumors
@@ -227,7 +228,7 @@ def evaluate_collection(
     """Index `records` in a throwaway claim index, match the queries that have gold (gold as
     canonical review URLs) and score the rankings."""
     judged = [(q, t) for q, t in queries if q in gold]
-    with ClaimIndex(":memory:", get_embedder(relevance), cfg=cfg) as index:
+    with ClaimIndex(open_claim_rows(":memory:"), get_embedder(relevance), cfg=cfg) as index:
         for start in range(0, len(records), 512):
             index.add(records[start : start + 512])
         results = match_queries(index, judged, gold, on_query)

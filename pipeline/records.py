@@ -6,6 +6,7 @@ They are pydantic models so that a whole decision can be stored as JSON and read
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -152,6 +153,21 @@ class Document(BaseModel):
     content_hash: str = ""
     fetched_at: datetime = Field(default_factory=utcnow)
     error: str | None = None  # technical failure (dead link, SSRF refusal, too big, ...)
+
+
+class IndexStoreError(RuntimeError):
+    """A store of index rows (`storage.indexes`) cannot be opened, read or written: the
+    database fails, lacks the index tables, or holds embeddings of another size. The pipeline's
+    stores raise it on as their own error, with one line naming the store."""
+
+
+@dataclass(frozen=True)
+class SiteFilter:
+    """The local documents a search keeps: those whose registrable domain or host is one of
+    `names`, or whose canonical URL without its scheme starts with one of `prefixes`."""
+
+    names: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
 
 
 class SkipReason(StrEnum):

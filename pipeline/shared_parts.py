@@ -4,21 +4,20 @@ Only caches that are safe to lose live here (the embedding model, HTTP clients, 
 table, the local index, claim index and authority index handles, recently encoded passages);
 everything about one request lives in its own records.
 
-The bot passes its main database (`database`): the three indexes are its tables, created by
-the migrations. Without one (the evaluations, the benchmarks, tests), `index_path` is a
-standalone local index, and the claim and authority indexes are opened only when their files
-exist: the check path never creates them (`factnote claims import` and the timeline pull do).
+The three indexes keep their rows in a database, through rows objects (`StoreRows`) that
+whoever holds the database opens and hands in: the bot its main database's tables
+(`bot.ops.runtime.index_rows`), the benchmarks and tests standalone files
+(`testing.indexes.standalone_rows`). The pipeline itself writes no SQL.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-
-from sqlalchemy import Engine
 
 from pipeline.authority.retrieval import AuthorityIndex
+from pipeline.authority.rows import StatementRows
 from pipeline.claims.index import ClaimIndex
+from pipeline.claims.rows import ClaimRows
 from pipeline.config import PipelineConfig
 from pipeline.images.embedding import ImageEmbedder, embedder_for
 from pipeline.images.ocr import OcrEngine, get_ocr
@@ -31,9 +30,19 @@ from pipeline.records import Document
 from pipeline.relevance.scoring import Embedder, PassageCache, get_embedder
 from pipeline.search.local_index import LocalIndex
 from pipeline.search.registry import build_providers
+from pipeline.search.rows import DocumentRows
 from pipeline.search.tiered import TieredSearch
 from pipeline.sources.credibility import PublisherTable
 from pipeline.web.fetch import DocumentStore, Fetcher
+
+
+@dataclass(frozen=True)
+class StoreRows:
+    """The rows of the local, claim and authority indexes; a store without rows is not used."""
+
+    documents: DocumentRows | None = None
+    claims: ClaimRows | None = None
+    statements: StatementRows | None = None
 
 
 @dataclass
@@ -62,8 +71,7 @@ class SharedParts:
         cls,
         cfg: PipelineConfig,
         *,
-        database: Engine | None = None,
-        index_path: str | Path | None = None,
+        rows: StoreRows | None = None,
         store: DocumentStore | None = None,
         search: TieredSearch | None = None,
         fetcher: Fetcher | None = None,
@@ -72,19 +80,27 @@ class SharedParts:
         authority_index: AuthorityIndex | None = None,
         images: ImageStore | None = None,
     ) -> SharedParts:
+        """The parts for `cfg`; the indexes over `rows` (a claim or authority index given
+        ready is used instead of its rows, which are then closed)."""
+        rows = rows or StoreRows()
         embedder = get_embedder(cfg.relevance)
         publishers = PublisherTable.from_config(cfg.credibility)
-        local_target = database if database is not None else index_path
-        local = LocalIndex(local_target, embedder=embedder) if local_target else None
+        local = LocalIndex(rows.documents, embedder=embedder) if rows.documents else None
         if search is None:
             providers = build_providers(cfg.search, local=local)
             search = TieredSearch(providers, publishers)
-        claims_at = database if database is not None else _existing(cfg.claims.path)
-        if claim_index is None and claims_at is not None:
-            claim_index = ClaimIndex(claims_at, embedder, cfg=cfg.claims, publishers=publishers)
-        authority_at = database if database is not None else _existing(cfg.authority.path)
-        if authority_index is None and authority_at is not None:
-            authority_index = AuthorityIndex(authority_at, embedder, cfg=cfg.authority)
+        if rows.claims is not None:
+            if claim_index is None:
+                claim_index = ClaimIndex(
+                    rows.claims, embedder, cfg=cfg.claims, publishers=publishers
+                )
+            else:
+                rows.claims.close()
+        if rows.statements is not None:
+            if authority_index is None:
+                authority_index = AuthorityIndex(rows.statements, embedder, cfg=cfg.authority)
+            else:
+                rows.statements.close()
         return cls(
             cfg=cfg,
             llm=llm or LLMClient(cfg.llm),
@@ -119,7 +135,3 @@ class SharedParts:
         for index in (self.local_index, self.claim_index, self.authority_index):
             if index is not None:
                 index.close()
-
-
-def _existing(path: str) -> str | None:
-    return path if Path(path).is_file() else None

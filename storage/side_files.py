@@ -1,7 +1,7 @@
 """The main database's side of `factnote db import-side-files` (`bot.commands.db_side_files`):
 what an index table holds already, and the inserts of the rows read from an older
-deployment's side file. The tables are the pipeline's (`pipeline.indexes.tables`), handed in by
-the bot: storage knows only the pipeline's records."""
+deployment's side file. The tables (`storage.indexes.tables`) are handed in by the bot, which
+reads the side file."""
 
 from __future__ import annotations
 

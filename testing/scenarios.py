@@ -13,6 +13,7 @@ from pipeline.records import Post
 from pipeline.search.local_index import LocalIndex
 from pipeline.shared_parts import SharedParts
 from pipeline.web.html_text import extract_document
+from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply
 
 POST = Post(
@@ -84,11 +85,11 @@ def build_index(target: Path | str) -> Path | str:
 
         db = Database(target)
         try:
-            _fill(LocalIndex(db.engine))
+            _fill(indexes.local_index(db.engine))
         finally:
             db.dispose()
     else:
-        _fill(LocalIndex(target))
+        _fill(indexes.local_index(target))
     return target
 
 
@@ -105,7 +106,7 @@ def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> SharedP
     )
     if fake is not None:
         cfg.llm = fake.config()
-    return SharedParts.build(cfg, index_path=index_path)
+    return indexes.build_parts(cfg, index_path=index_path)
 
 
 def quotes_from_page(body: dict[str, Any], stance: str = "refutes") -> Reply:

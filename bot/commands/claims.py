@@ -49,10 +49,11 @@ def _open(ctx: typer.Context, option: str | None) -> Iterator[Any]:
     from pipeline.claims.index import ClaimIndex
     from pipeline.relevance.scoring import get_embedder  # loads torch: only when a command runs
     from pipeline.sources.credibility import PublisherTable
+    from storage.indexes import open_claim_rows
 
     with index_store(ctx, option) as target:
         index = ClaimIndex(
-            target,
+            open_claim_rows(target),
             get_embedder(section(ctx, "relevance", RelevanceConfig)),
             cfg=section(ctx, "claims", ClaimsConfig),
             publishers=PublisherTable.from_config(section(ctx, "credibility", CredibilityConfig)),

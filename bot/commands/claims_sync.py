@@ -47,6 +47,7 @@ def sync(
     from pipeline.relevance.scoring import get_embedder  # loads torch: only when the command runs
     from pipeline.sources.credibility import PublisherTable
     from storage.db import Database
+    from storage.indexes import open_claim_rows
 
     settings = loaded(ctx)
     if not configured(settings.claim_sync):
@@ -57,7 +58,7 @@ def sync(
     db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
     try:
         index = ClaimIndex(
-            db.engine,
+            open_claim_rows(db.engine),
             get_embedder(settings.relevance),
             cfg=settings.claims,
             publishers=PublisherTable.from_config(settings.credibility),

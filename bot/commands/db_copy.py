@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.indexes.tables import FTS_TABLES
-from pipeline.indexes.tables import metadata as index_metadata
 from storage.db import Engine
+from storage.indexes.tables import FTS_TABLES
+from storage.indexes.tables import metadata as index_metadata
 from storage.models import Base
 from storage.table_copy import (
     Table,

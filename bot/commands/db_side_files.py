@@ -4,7 +4,7 @@
 Before migration 0010 the claim index, the authority statements and the local search index
 were SQLite files of their own (schema "1", a `meta` table with the embedding size). Their rows
 are read as they are (the embeddings are not recomputed) and added to the tables of
-`pipeline.indexes.tables`; a row the database already holds (same review key, same post, same
+`storage.indexes.tables`; a row the database already holds (same review key, same post, same
 canonical URL) is skipped, so running the import twice adds nothing. A file whose embedding
 size differs from what the database's store holds is refused: vectors of two models never mix.
 """
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.indexes.tables import (
+from storage import side_files
+from storage.db import Engine
+from storage.indexes.tables import (
     EmbeddingSizeMismatch,
     authority_statements,
     check_embedding_dim,
@@ -27,8 +29,6 @@ from pipeline.indexes.tables import (
     local_documents,
     local_passages,
 )
-from storage import side_files
-from storage.db import Engine
 from storage.side_files import Connection
 
 SIDE_FILE_SCHEMA = "1"

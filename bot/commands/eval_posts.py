@@ -56,11 +56,12 @@ def posts(
     memory_cfg = settings.memory.model_copy(
         update={"mode": memory, "use_proposed": settings.memory.use_proposed or memory == "learn"}
     )
+    from bot.ops.runtime import index_rows
     from storage.db import Database
 
     # The deployment's indexes (local, claims, authority) are tables of its database.
     index_db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
-    kit = SharedParts.build(settings.pipeline(), database=index_db.engine)
+    kit = SharedParts.build(settings.pipeline(), rows=index_rows(index_db.engine))
     judge_llm = LLMClient(settings.judge.llm_config(settings.llm)) if judge else None
     run = EvalRun(
         checker=Checker(kit, deadline_s=settings.runtime.check_deadline_s),

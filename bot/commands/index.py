@@ -55,10 +55,11 @@ class _Meta:
 @contextmanager
 def _open(ctx: typer.Context, option: str | None) -> Iterator[LocalIndex]:
     from pipeline.relevance.scoring import get_embedder  # loads torch: only when a command runs
+    from storage.indexes import open_document_rows
 
     with index_store(ctx, option) as target:
         embedder = get_embedder(section(ctx, "relevance", RelevanceConfig))
-        with LocalIndex(target, embedder=embedder) as local:
+        with LocalIndex(open_document_rows(target), embedder=embedder) as local:
             yield local
 
 

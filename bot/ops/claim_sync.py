@@ -37,7 +37,6 @@ from pipeline.claims.feeds import (
     FactCheckSearch,
     SourceFailure,
     read_feed,
-    stored_records,
 )
 from pipeline.claims.index import ClaimIndex, ClaimIndexError, ClaimRecord
 from pipeline.records import utcnow
@@ -226,7 +225,7 @@ class ClaimSync:
         """Count `records` as new, updated or unchanged, and store the new and updated."""
         by_key = {r.key: r for r in apply_rating_map(records, self.rating_map)}
         report.unchanged += len(records) - len(by_key)  # the same review twice in one page
-        stored = stored_records(self.index.engine, by_key)
+        stored = self.index.stored_json(by_key)
         changed: list[ClaimRecord] = []
         for key, record in by_key.items():
             before = stored.get(key)

@@ -10,9 +10,10 @@ from bot.config import Settings
 from bot.memory.store import StoredMemory
 from bot.overrides import apply_overrides
 from pipeline.check import Checker
-from pipeline.shared_parts import SharedParts
-from storage.db import Database, retry_when_locked
+from pipeline.shared_parts import SharedParts, StoreRows
+from storage.db import Database, Engine, retry_when_locked
 from storage.images import SqlImageStore
+from storage.indexes import open_claim_rows, open_document_rows, open_statement_rows
 from storage.repositories import SqlDocumentStore
 
 
@@ -22,6 +23,15 @@ class Runtime:
     db: Database
     kit: SharedParts
     checker: Checker
+
+
+def index_rows(engine: Engine) -> StoreRows:
+    """The rows of the three indexes: tables of the main database, made by its migrations."""
+    return StoreRows(
+        documents=open_document_rows(engine),
+        claims=open_claim_rows(engine),
+        statements=open_statement_rows(engine),
+    )
 
 
 @contextmanager
@@ -42,7 +52,7 @@ def open_runtime(settings: Settings, *, kit: SharedParts | None = None) -> Itera
         enqueue_from(db, settings)
     kit = kit or SharedParts.build(
         settings.pipeline(),
-        database=db.engine,
+        rows=index_rows(db.engine),
         store=SqlDocumentStore(db),
         images=SqlImageStore(db),
     )

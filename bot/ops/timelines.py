@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from adapters.base import Adapter, PlatformError
 from pipeline.authority.retrieval import AuthorityIndex, Statement
 from pipeline.shared_parts import SharedParts
+from storage.indexes import open_statement_rows
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def pull_timelines(kit: SharedParts, adapters: dict[str, Adapter], limit: int = 
     if kit.authority_index is None:
         # The first pull creates the index; checks use it from then on.
         kit.authority_index = AuthorityIndex(
-            kit.cfg.authority.path, kit.embedder, cfg=kit.cfg.authority
+            open_statement_rows(kit.cfg.authority.path), kit.embedder, cfg=kit.cfg.authority
         )
     index = kit.authority_index
     for account in accounts:

@@ -41,34 +41,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    Engine,
-    Insert,
-    Table,
-    and_,
-    func,
-    insert,
-    select,
-    true,
-)
-from sqlalchemy.dialects import sqlite
-from sqlalchemy.exc import SQLAlchemyError
 
+from pipeline.authority.rows import StatementRow, StatementRows
 from pipeline.config import AuthorityAccount, AuthorityConfig, LLMConfig
 from pipeline.failures import PipelineFailure
 from pipeline.indexes.store import StoredIndex
-from pipeline.indexes.tables import (
-    authority_statements,
-    check_embedding_dim,
-)
 from pipeline.llm.client import CallLedger, LLMClient
 from pipeline.llm.prompts import DATA_RULE, cut_text, quote_untrusted
 from pipeline.records import Evidence, EvidenceSource, Stance, Tier
@@ -209,22 +191,22 @@ def bm25_scores(
 
 
 class AuthorityIndex(StoredIndex):
-    """Authority statements in the `authority_statements` table, with their terms and
-    embeddings. `target` is the main database's Engine, a database URL, or a path for a
-    standalone SQLite store (":memory:" for a throw-away index: the Task 5 evaluation builds
-    one per rumor). Safe to use from several threads.
+    """Authority statements kept in `rows` (`pipeline.authority.rows`), with their terms and
+    embeddings (the Task 5 evaluation builds a throw-away store per rumor). Safe to use from
+    several threads.
     """
 
     kind = "authority"
     error = AuthorityIndexError
 
     def __init__(
-        self, target: str | Path | Engine, embedder: Embedder, *, cfg: AuthorityConfig | None = None
+        self, rows: StatementRows, embedder: Embedder, *, cfg: AuthorityConfig | None = None
     ) -> None:
         self._embedder = embedder
         self._cfg = cfg or AuthorityConfig()
         self._lock = threading.RLock()
-        self._open(target, embedder.dim)
+        self._statements = rows
+        self._open(rows, embedder.dim)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -236,21 +218,13 @@ class AuthorityIndex(StoredIndex):
             batch.setdefault((item.platform, item.post_id), item)
         if not batch:
             return 0
-        table = authority_statements
-        with self._lock, self._engine.connect() as connection:
-            known = {
-                (str(p), str(i))
-                for p, i in connection.execute(
-                    select(table.c.platform, table.c.post_id).where(
-                        table.c.post_id.in_([post_id for _, post_id in batch])
-                    )
-                )
-            }
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            known = self._statements.known_posts([post_id for _, post_id in batch])
         fresh = [s for key, s in batch.items() if key not in known]
         if not fresh:
             return 0
         vectors = self._embedder.encode([clean_text(s.text) or s.text for s in fresh])
-        rows = []
+        rows: list[StatementRow] = []
         for item, vector in zip(fresh, vectors, strict=True):
             created = _utc(item.created_at)
             rows.append(
@@ -266,41 +240,25 @@ class AuthorityIndex(StoredIndex):
                     "embedding": vector.astype("<f4").tobytes(),
                 }
             )
-        try:
-            with self._lock, self._engine.begin() as connection:
-                check_embedding_dim(
-                    connection, "authority", self._embedder.dim, "authority index", record=True
-                )
-                connection.execute(_insert_ignoring_duplicates(connection, table), rows)
-        except SQLAlchemyError as exc:
-            raise AuthorityIndexError(f"cannot store statements in {self._where}: {exc}") from exc
+        with self._lock, self._failing_as(f"cannot store statements in {self._where}"):
+            self._statements.insert_new(rows, self._embedder.dim)
         return len(rows)
 
     # --- reading ------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        with self._lock, self._engine.connect() as connection:
-            count = connection.execute(
-                select(func.count()).select_from(authority_statements)
-            ).scalar_one()
-        return int(count)
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            return self._statements.count()
 
     def accounts(self) -> set[str]:
         """Handles that have at least one stored statement."""
-        with self._lock, self._engine.connect() as connection:
-            rows = connection.execute(select(authority_statements.c.account).distinct()).all()
-        return {str(r[0]) for r in rows}
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            return self._statements.accounts()
 
     def latest(self, platform: str, account: str) -> Statement | None:
         """The newest stored statement of an account: the cursor for the next timeline pull."""
-        table = authority_statements
-        with self._lock, self._engine.connect() as connection:
-            row = connection.execute(
-                select(*_STATEMENT_COLUMNS)
-                .where(table.c.platform == platform, table.c.account == normalise_handle(account))
-                .order_by(table.c.created_ts.desc(), table.c.id.desc())
-                .limit(1)
-            ).first()
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            row = self._statements.latest(platform, normalise_handle(account))
         return None if row is None else _statement(row)
 
     def retrieve(
@@ -316,33 +274,22 @@ class AuthorityIndex(StoredIndex):
         limit = self._cfg.k if k is None else k
         if limit <= 0 or (accounts is not None and not accounts):
             return []
-        table = authority_statements
-        where: list[ColumnElement[bool]] = [true()]
-        if accounts is not None:
-            where.append(table.c.account.in_(sorted({normalise_handle(a) for a in accounts})))
-        if before is not None:
-            where.append(table.c.created_ts < _utc(before).timestamp())
-        try:
-            with self._lock, self._engine.connect() as connection:
-                rows = connection.execute(
-                    select(*_STATEMENT_COLUMNS, table.c.terms, table.c.embedding)
-                    .where(and_(*where))
-                    .order_by(table.c.created_ts.desc(), table.c.id.desc())
-                ).all()
-        except SQLAlchemyError as exc:
-            raise AuthorityIndexError(f"cannot read {self._where}: {exc}") from exc
+        handles = None if accounts is None else sorted({normalise_handle(a) for a in accounts})
+        before_ts = None if before is None else _utc(before).timestamp()
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            rows = self._statements.candidates(handles, before_ts)
         if not rows:
             return []
         dim = self._embedder.dim
-        matrix = np.frombuffer(b"".join(r[7] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
         query_vector = self._embedder.encode([clean_text(claim) or claim])[0]
         dense = np.clip(matrix.astype(np.float64) @ query_vector.astype(np.float64), -1.0, 1.0)
-        lexical = bm25_scores(terms(claim), [str(r[6]).split() for r in rows], self._cfg)
+        lexical = bm25_scores(terms(claim), [r[1].split() for r in rows], self._cfg)
         fused = fuse(lexical, dense, self._cfg)
         order = rank_order(fused, dense, self._cfg.tie_break)[:limit]
         return [
             RetrievedStatement(
-                statement=_statement(rows[i][:6]),
+                statement=_statement(rows[i][0]),
                 score=round(float(fused[i]), 6),
                 lexical=round(float(lexical[i]), 6),
                 dense=round(float(dense[i]), 6),
@@ -350,30 +297,6 @@ class AuthorityIndex(StoredIndex):
             )
             for rank, i in enumerate(order, start=1)
         ]
-
-
-def _insert_ignoring_duplicates(connection: Connection, table: Table) -> Insert:
-    """An INSERT that skips a post already stored: another process (a second scheduler, a
-    manual pull) may store the same post between our check and our write."""
-    if connection.dialect.name == "postgresql":
-        # Imported on a PostgreSQL connection only: the dialect's catalog tables are a tenth
-        # of a second of start-up that an SQLite deployment need not pay.
-        from sqlalchemy.dialects import postgresql
-
-        return postgresql.insert(table).on_conflict_do_nothing()
-    if connection.dialect.name == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing()
-    return insert(table)
-
-
-_STATEMENT_COLUMNS = (
-    authority_statements.c.platform,
-    authority_statements.c.account,
-    authority_statements.c.post_id,
-    authority_statements.c.text,
-    authority_statements.c.created_at,
-    authority_statements.c.url,
-)
 
 
 def _statement(row: Sequence[object]) -> Statement:

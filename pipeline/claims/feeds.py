@@ -24,12 +24,11 @@ failure while the other sources go on.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from sqlalchemy import Engine, select
 
 from pipeline import safejson
 from pipeline.capped_read import CappedReadError, read_capped
@@ -40,12 +39,10 @@ from pipeline.claims.claimreview import (
     read_json,
 )
 from pipeline.failures import PipelineFailure
-from pipeline.indexes.tables import claims
 
 FACTCHECK_API_URL = "https://factchecktools.googleapis.com/v1alpha1/claims:search"
 API_MAX_PAGE_SIZE = 1000  # larger pages are not asked for: a failed page costs less
 _API_BODY_CAP = 20_000_000  # one page of JSON; a page of 1000 claims is well under 5 MB
-_KEYS_PER_QUERY = 500  # bound parameters per IN list
 
 
 class SourceFailure(PipelineFailure, RuntimeError):
@@ -230,18 +227,3 @@ def _feed_bytes(location: str, client: httpx.Client, max_bytes: int) -> bytes:
         raise SourceFailure(f"timed out ({type(exc).__name__})") from exc
     except httpx.HTTPError as exc:
         raise SourceFailure(f"cannot fetch ({type(exc).__name__})") from exc
-
-
-def stored_records(engine: Engine, keys: Iterable[str]) -> dict[str, str]:
-    """The stored record JSON of each of `keys` (`ClaimRecord.key`) the claim index in
-    `engine` holds: a sync tells new reviews from updated and unchanged ones by it."""
-    wanted = list(dict.fromkeys(keys))
-    found: dict[str, str] = {}
-    with engine.connect() as connection:
-        for start in range(0, len(wanted), _KEYS_PER_QUERY):
-            chunk = wanted[start : start + _KEYS_PER_QUERY]
-            rows = connection.execute(
-                select(claims.c.key, claims.c.record_json).where(claims.c.key.in_(chunk))
-            )
-            found.update({key: record for key, record in rows})
-    return found

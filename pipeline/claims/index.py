@@ -31,16 +31,12 @@ flagged `possibly_outdated`. Measured in bench/claim_checkthat.py and bench/clai
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Connection, Engine, Row, delete, func, insert, select
-from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.claims.age import possibly_outdated
 from pipeline.claims.lexical import ClaimBM25, top_rows
@@ -53,14 +49,11 @@ from pipeline.claims.records import ClaimRecord as ClaimRecord
 from pipeline.claims.records import ClaimSource as ClaimSource
 from pipeline.claims.records import MatchStrength as MatchStrength
 from pipeline.claims.row_cache import RowFactsCache, Scored, TermStore
+from pipeline.claims.rows import ClaimRows
 from pipeline.claims.segments import ClaimSegmentCache, SegmentScorer, word_overlap
 from pipeline.config import ClaimsConfig
-from pipeline.indexes.fulltext import claim_ids
 from pipeline.indexes.store import StoredIndex
-from pipeline.indexes.tables import (
-    check_embedding_dim,
-    claims,
-)
+from pipeline.indexes.words import query_words
 from pipeline.post.platform_text import strip_boilerplate
 from pipeline.records import (
     Evidence,
@@ -127,9 +120,8 @@ class _Matrix:
 
 
 class ClaimIndex(StoredIndex):
-    """Claim records in the `claims` table with embeddings and the database's full-text
-    index. `target` is the main database's Engine, a database URL, or a path (":memory:")
-    for a standalone SQLite store. Thread-safe."""
+    """Claim records kept in `rows` (`pipeline.claims.rows`) with their embeddings and the
+    database's full-text index. Thread-safe."""
 
     kind = "claims"
     error = ClaimIndexError
@@ -137,7 +129,7 @@ class ClaimIndex(StoredIndex):
 
     def __init__(
         self,
-        target: str | Path | Engine,
+        rows: ClaimRows,
         embedder: Embedder,
         *,
         cfg: ClaimsConfig | None = None,
@@ -153,7 +145,8 @@ class ClaimIndex(StoredIndex):
         self._facts = RowFactsCache(self._publishers)
         self._terms = TermStore()
         self._writes = 0
-        self._open(target, embedder.dim)
+        self._claims = rows
+        self._open(rows, embedder.dim)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -163,40 +156,28 @@ class ClaimIndex(StoredIndex):
         batch = {r.key: r for r in records if r.claim_text.strip() and r.review_url.strip()}
         if not batch:
             return 0
-        with self._lock, self._engine.connect() as connection:
-            stored = dict(
-                connection.execute(
-                    select(claims.c.key, claims.c.record_json).where(claims.c.key.in_(batch))
-                ).all()
-            )
+        with self._lock, self._failing_as(f"cannot read the claim index in {self._where}"):
+            stored = self._claims.stored_json(batch)
         changed = [r for k, r in batch.items() if stored.get(k) != r.model_dump_json()]
         if not changed:
             return 0
         vectors = self._embedder.encode([clean_text(r.claim_text) or r.claim_text for r in changed])
-        try:
-            with self._lock, self._engine.begin() as connection:
-                check_embedding_dim(
-                    connection, "claims", self._embedder.dim, "claim index", record=True
-                )
-                # A replaced record is stored anew: under a new id, or in SQLite under the last
-                # row's freed id (`_dense_matrix` reads that row's key, so no stale row is kept).
-                connection.execute(delete(claims).where(claims.c.key.in_([r.key for r in changed])))
-                connection.execute(
-                    insert(claims),
-                    [
-                        {
-                            "key": record.key,
-                            "claim_text": record.claim_text,
-                            "record_json": record.model_dump_json(),
-                            "embedding": vector.astype("<f4").tobytes(),
-                        }
-                        for record, vector in zip(changed, vectors, strict=True)
-                    ],
-                )
-                self._writes += 1
-        except SQLAlchemyError as exc:
-            raise ClaimIndexError(f"cannot store claims in {self._where}: {exc}") from exc
+        rows = [
+            (r.key, r.claim_text, r.model_dump_json(), vector.astype("<f4").tobytes())
+            for r, vector in zip(changed, vectors, strict=True)
+        ]
+        with self._lock, self._failing_as(f"cannot store claims in {self._where}"):
+            # A replaced record is stored anew: under a new id, or in SQLite under the last
+            # row's freed id (`_dense_matrix` reads that row's key, so no stale row is kept).
+            self._claims.replace(rows, self._embedder.dim)
+            self._writes += 1
         return len(changed)
+
+    def stored_json(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored record JSON of each of `keys` (`ClaimRecord.key`): a sync tells new
+        reviews from updated and unchanged ones by it."""
+        with self._lock, self._failing_as(f"cannot read the claim index in {self._where}"):
+            return self._claims.stored_json(keys)
 
     def add_approved_answer(
         self,
@@ -229,30 +210,21 @@ class ClaimIndex(StoredIndex):
     # --- reading ------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        with self._lock, self._engine.connect() as connection:
-            count = connection.execute(select(func.count()).select_from(claims)).scalar_one()
-        return int(count)
+        with self._lock, self._failing_as(f"cannot read the claim index in {self._where}"):
+            return self._claims.count()
 
     def _dense_matrix(self) -> _Matrix:
-        with self._lock, self._engine.connect() as connection:
+        with self._lock:
             # max(id) grows on every insert or replacement, also by another process, and reads
             # from the primary key alone; SQLite gives the id of a deleted last row to the next
             # insert, so the last row's key is read too.
-            last = connection.execute(
-                select(claims.c.id, claims.c.key).order_by(claims.c.id.desc()).limit(1)
-            ).first()
-            version = (self._writes, int(last[0]) if last else 0, last[1] if last else "")
+            last = self._claims.last_row()
+            version = (self._writes, last[0] if last else 0, last[1] if last else "")
             old = self._matrix
             if old is not None and old.version == version:
                 return old
-            appended = self._appended(connection, old) if old is not None else None
-            rows = (
-                appended
-                if appended is not None
-                else connection.execute(
-                    select(claims.c.id, claims.c.embedding).order_by(claims.c.id)
-                ).all()
-            )
+            appended = self._appended(old) if old is not None else None
+            rows = appended if appended is not None else self._claims.embeddings()
         dim = self._embedder.dim
         vectors = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
@@ -267,32 +239,21 @@ class ClaimIndex(StoredIndex):
             self._matrix = matrix
         return matrix
 
-    def _appended(self, connection: Connection, old: _Matrix) -> Sequence[Row[Any, Any]] | None:
+    def _appended(self, old: _Matrix) -> list[tuple[int, bytes]] | None:
         """The rows stored after those `old` holds, when none of those was deleted or
         replaced since (their last row is still there with its key, and the count adds up):
         a 200,000-claim matrix then takes its new rows instead of a reload of seconds."""
-        if (
-            not len(old.ids)
-            or old.version[2]
-            != connection.execute(
-                select(claims.c.key).where(claims.c.id == int(old.ids[-1]))
-            ).scalar_one_or_none()
-        ):
+        if not len(old.ids) or old.version[2] != self._claims.key_of(int(old.ids[-1])):
             return None
-        count = connection.execute(select(func.count()).select_from(claims)).scalar_one()
-        rows = connection.execute(
-            select(claims.c.id, claims.c.embedding)
-            .where(claims.c.id > int(old.ids[-1]))
-            .order_by(claims.c.id)
-        ).all()
+        count = self._claims.count()
+        rows = self._claims.embeddings(after=int(old.ids[-1]))
         return rows if len(old.ids) + len(rows) == count else None
 
     def _lexical(self, matrix: _Matrix) -> ClaimBM25:
         """The BM25 index of the claims `matrix` holds, in its row order."""
         with self._lock:
             if matrix.lexical is None:
-                with self._engine.connect() as connection:
-                    texts = dict(connection.execute(select(claims.c.id, claims.c.claim_text)).all())
+                texts = self._claims.texts()
                 rows = [(int(i), texts.get(int(i), "")) for i in matrix.ids]
                 matrix.lexical = ClaimBM25([], corpus=self._terms.corpus(rows))
             return matrix.lexical
@@ -315,8 +276,8 @@ class ClaimIndex(StoredIndex):
         if lexical_scores is not None:
             rows += [n for n in top_rows(lexical_scores, pool) if lexical_scores[n] > 0]
         else:
-            with self._lock, self._engine.connect() as connection:
-                found = claim_ids(connection, clean_text(text), CANDIDATE_POOL)
+            with self._lock:
+                found = self._claims.fulltext_ids(query_words(clean_text(text)), CANDIDATE_POOL)
             rows += [matrix.position[i] for i in found if i in matrix.position]
         for n in rows:
             cosines[int(matrix.ids[n])] = float(scores[n])
@@ -350,20 +311,18 @@ class ClaimIndex(StoredIndex):
         when = _utc(as_of) if as_of else utcnow()
         floor = self.cfg.weak_threshold if min_score is None else min_score
         vector = self._embedder.encode([clean_text(posted) or text])[0]
-        try:
+        with self._failing_as(f"cannot read the claim index in {self._where}"):
             cosines, bm25 = self._candidates(posted, vector)
             if base_language(lang) != "en":
                 self._add_multilingual_candidates(text, vector, cosines)
             if not cosines:
                 return []
-            with self._lock, self._engine.connect() as connection:
-                rows = connection.execute(
-                    select(claims.c.id, claims.c.record_json).where(claims.c.id.in_(cosines))
-                ).all()
-        except SQLAlchemyError as exc:
-            raise ClaimIndexError(f"cannot read the claim index in {self._where}: {exc}") from exc
+            with self._lock:
+                rows = self._claims.records_json(list(cosines))
         query_terms = terms(text)
-        records = {int(rowid): ClaimRecord.model_validate_json(payload) for rowid, payload in rows}
+        records = {
+            rowid: ClaimRecord.model_validate_json(payload) for rowid, payload in rows.items()
+        }
         languages = {i: self._facts.language(i, record) for i, record in records.items()}
         multilingual = self._multilingual(text, records, languages, lang)
         segmented, scorer = self._segment_pool(text, records, cosines, bm25)
@@ -459,23 +418,14 @@ class ClaimIndex(StoredIndex):
 
     def records_by_id(self, ids: list[int]) -> dict[int, ClaimRecord]:
         """The stored records of row `ids` (those still stored)."""
-        found: dict[int, ClaimRecord] = {}
-        with self._lock, self._engine.connect() as connection:
-            for at in range(0, len(ids), 10_000):
-                rows = connection.execute(
-                    select(claims.c.id, claims.c.record_json).where(
-                        claims.c.id.in_(ids[at : at + 10_000])
-                    )
-                ).all()
-                found.update({int(i): ClaimRecord.model_validate_json(p) for i, p in rows})
-        return found
+        with self._lock, self._failing_as(f"cannot read the claim index in {self._where}"):
+            rows = self._claims.records_json(ids)
+        return {i: ClaimRecord.model_validate_json(p) for i, p in rows.items()}
 
     def _texts(self, ids: list[int]) -> dict[int, str]:
-        with self._lock, self._engine.connect() as connection:
-            rows = connection.execute(
-                select(claims.c.id, claims.c.claim_text).where(claims.c.id.in_(ids))
-            ).all()
-        return {int(i): clean_text(t) or t for i, t in rows}
+        with self._lock:
+            rows = self._claims.texts(ids)
+        return {i: clean_text(t) or t for i, t in rows.items()}
 
     def _strength(
         self,

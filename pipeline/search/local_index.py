@@ -2,7 +2,7 @@
 
 It serves pages that no web engine has (demo `.example` sites, an operator's own corpus) and
 runs the whole pipeline offline. Ranking is the database's full text over title and text
-(`pipeline.indexes.fulltext`: FTS5 bm25 on SQLite, ts_rank on PostgreSQL); when an
+(`storage.indexes.fulltext`: FTS5 bm25 on SQLite, ts_rank on PostgreSQL); when an
 embedder is given, passage embeddings are stored too and the lexical and dense rankings are
 fused by reciprocal-rank fusion, so a paraphrase with no word in common still surfaces.
 The stored `Document` is also what the fetch stage reads for local URLs, via `get`.
@@ -14,27 +14,19 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import ColumnElement, Connection, Engine, delete, false, func, insert, or_, select
-from sqlalchemy.exc import ResourceClosedError, SQLAlchemyError
 
 from pipeline.config import RelevanceConfig
-from pipeline.indexes.fulltext import document_hits
 from pipeline.indexes.store import StoredIndex
-from pipeline.indexes.tables import (
-    check_embedding_dim,
-    local_documents,
-    local_passages,
-)
-from pipeline.records import Document, SearchResult
+from pipeline.indexes.words import query_words
+from pipeline.records import Document, IndexStoreError, SearchResult, SiteFilter
 from pipeline.relevance.scoring import Embedder, split_passages
 from pipeline.search.base import SearchError
+from pipeline.search.rows import DocumentRow, DocumentRows
 from pipeline.web.urls import canonical_url
 
 RRF_K = 60  # the constant from Cormack et al. (2009); it damps the weight of the very top ranks
@@ -70,10 +62,9 @@ def _url_key(url: str) -> str:
     return canonical_url(url).split("://", 1)[-1]
 
 
-def _site_filter(sites: Sequence[str]) -> ColumnElement[bool] | None:
-    """A condition over `local_documents` keeping the documents any of `sites` names: a bare
-    host or domain matches the registrable domain or the host; an entry with a path is a URL
-    prefix."""
+def _site_filter(sites: Sequence[str]) -> SiteFilter | None:
+    """The documents any of `sites` names: a bare host or domain matches the registrable
+    domain or the host; an entry with a path is a URL prefix."""
     names: list[str] = []
     prefixes: list[str] = []
     for raw in sites:
@@ -89,13 +80,7 @@ def _site_filter(sites: Sequence[str]) -> ColumnElement[bool] | None:
                 names.append(host)
     if not names and not prefixes:
         return None
-    docs = local_documents
-    clauses: list[ColumnElement[bool]] = []
-    if names:
-        clauses += [docs.c.domain.in_(names), docs.c.host.in_(names)]
-    # substr, not LIKE: a URL's "%" and "_" stay literal on every database.
-    clauses += [func.substr(docs.c.url_key, 1, len(p)) == p for p in prefixes]
-    return or_(false(), *clauses)
+    return SiteFilter(names=tuple(names), prefixes=tuple(prefixes))
 
 
 @dataclass(frozen=True)
@@ -116,9 +101,8 @@ class _Hit:
 
 
 class LocalIndex(StoredIndex):
-    """A `SearchProvider` over the documents in `local_documents`. `target` is the main
-    database's Engine, a database URL, or a path for a standalone SQLite store. Safe to search
-    from several threads."""
+    """A `SearchProvider` over the documents kept in `rows` (`pipeline.search.rows`). Safe to
+    search from several threads."""
 
     name = "local"
     max_sites = 1000
@@ -127,7 +111,7 @@ class LocalIndex(StoredIndex):
 
     def __init__(
         self,
-        target: str | Path | Engine,
+        rows: DocumentRows,
         embedder: Embedder | None = None,
         *,
         dense_min_score: float | None = None,
@@ -145,18 +129,8 @@ class LocalIndex(StoredIndex):
         self._lock = threading.RLock()
         self._dense: _DenseMatrix | None = None
         self._writes = 0
-        self._open(target, None if embedder is None else embedder.dim)
-        self._closed = False
-
-    def _connect(self) -> Connection:
-        if self._closed:  # a disposed engine would quietly open a new pool
-            raise ResourceClosedError(f"the local index in {self._where} is closed")
-        return self._engine.connect()
-
-    def _begin(self) -> AbstractContextManager[Connection]:
-        if self._closed:
-            raise ResourceClosedError(f"the local index in {self._where} is closed")
-        return self._engine.begin()
+        self._documents = rows
+        self._open(rows, None if embedder is None else embedder.dim)
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -170,11 +144,8 @@ class LocalIndex(StoredIndex):
             raise LocalIndexError(f"refusing to index a document without text: {doc.url}")
         key = canonical_url(doc.canonical_url or doc.url)
         content_hash = doc.content_hash or hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
-        docs = local_documents
-        with self._lock, self._connect() as connection:
-            row = connection.execute(
-                select(docs.c.content_hash, docs.c.embedded).where(docs.c.canonical_url == key)
-            ).first()
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            row = self._documents.content_state(key)
         # An entry stored without embeddings is refreshed once an embedder is available.
         if row is not None and row[0] == content_hash and (row[1] or self._embedder is None):
             return False
@@ -183,70 +154,39 @@ class LocalIndex(StoredIndex):
         vectors = self._embedder.encode(passages) if self._embedder is not None else None
         stored = doc.model_copy(update={"canonical_url": key, "content_hash": content_hash})
         host = _host(doc.url)
-        try:
-            with self._lock, self._begin() as connection:
-                if self._embedder is not None:
-                    check_embedding_dim(
-                        connection, "local", self._embedder.dim, "local index", record=True
-                    )
-                connection.execute(delete(docs).where(docs.c.canonical_url == key))
-                doc_id = connection.execute(
-                    insert(docs).returning(docs.c.id),
-                    {
-                        "canonical_url": key,
-                        "url_key": _url_key(key),
-                        "host": host,
-                        "domain": _domain(host),
-                        "content_hash": content_hash,
-                        "embedded": vectors is not None,
-                        "title": doc.title,
-                        "text": doc.text,
-                        # The text lives once, in its own column (the full-text source).
-                        "doc_json": stored.model_dump_json(exclude={"text"}),
-                    },
-                ).scalar_one()
-                connection.execute(
-                    insert(local_passages),
-                    [
-                        {
-                            "doc_id": doc_id,
-                            "idx": i,
-                            "text": text,
-                            "embedding": (
-                                None if vectors is None else vectors[i].astype("<f4").tobytes()
-                            ),
-                        }
-                        for i, text in enumerate(passages)
-                    ],
-                )
-                self._writes += 1
-        except SQLAlchemyError as exc:
-            raise LocalIndexError(f"cannot store {doc.url} in {self._where}: {exc}") from exc
+        document: DocumentRow = {
+            "canonical_url": key,
+            "url_key": _url_key(key),
+            "host": host,
+            "domain": _domain(host),
+            "content_hash": content_hash,
+            "embedded": vectors is not None,
+            "title": doc.title,
+            "text": doc.text,
+            # The text lives once, in its own column (the full-text source).
+            "doc_json": stored.model_dump_json(exclude={"text"}),
+        }
+        rows = [
+            (text, None if vectors is None else vectors[i].astype("<f4").tobytes())
+            for i, text in enumerate(passages)
+        ]
+        dim = None if self._embedder is None else self._embedder.dim
+        with self._lock, self._failing_as(f"cannot store {doc.url} in {self._where}"):
+            self._documents.replace(document, rows, dim)
+            self._writes += 1
         return True
 
     # --- reading ------------------------------------------------------------------------------
 
     def get(self, url: str) -> Document | None:
         """The stored document for `url` (any spelling with the same canonical URL)."""
-        docs = local_documents
-        with self._lock, self._connect() as connection:
-            row = connection.execute(
-                select(docs.c.doc_json, docs.c.text).where(
-                    docs.c.canonical_url == canonical_url(url)
-                )
-            ).first()
-        return None if row is None else _document(str(row[0]), str(row[1]))
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            row = self._documents.document(canonical_url(url))
+        return None if row is None else _document(*row)
 
     def __len__(self) -> int:
-        with self._lock, self._connect() as connection:
-            count = connection.execute(
-                select(func.count()).select_from(local_documents)
-            ).scalar_one()
-        return int(count)
-
-    def close(self) -> None:
-        self._closed = True
-        super().close()
+        with self._lock, self._failing_as(f"cannot read {self._where}"):
+            return self._documents.count()
 
     def search(self, query: str, *, limit: int, sites: Sequence[str] = ()) -> list[SearchResult]:
         """Up to `limit` documents, best first, `rank` from 1. Raises `SearchError` when the
@@ -278,29 +218,22 @@ class LocalIndex(StoredIndex):
                 key=lambda h: (-h.fused, h.lexical_rank or big, h.dense_rank or big, h.doc_id),
             )[:limit]
             return self._results(query, ordered)
-        except SQLAlchemyError as exc:
+        except IndexStoreError as exc:
             raise SearchError(f"local: cannot search {self._where}: {exc}") from exc
 
-    def _lexical(
-        self, query: str, site_filter: ColumnElement[bool] | None, pool: int
-    ) -> list[tuple[int, str]]:
-        with self._lock, self._connect() as connection:
-            return document_hits(connection, query, pool, site_filter)
+    def _lexical(self, query: str, sites: SiteFilter | None, pool: int) -> list[tuple[int, str]]:
+        with self._lock:
+            return self._documents.fulltext_hits(query_words(query), pool, sites)
 
     def _dense_matrix(self) -> _DenseMatrix:
-        passages = local_passages
-        with self._lock, self._connect() as connection:
-            # max(id) grows on every insert or replacement, also by another process, and reads
-            # from the primary key alone (count(*) scanned every embedding: 50 ms at 50k).
-            top = connection.execute(select(func.coalesce(func.max(passages.c.id), 0))).scalar_one()
-            version = (self._writes, int(top))
+        with self._lock:
+            # The highest passage id grows on every insert or replacement, also by another
+            # process, and reads from the primary key alone (count(*) scanned every
+            # embedding: 50 ms at 50k).
+            version = (self._writes, self._documents.passage_version())
             if self._dense is not None and self._dense.version == version:
                 return self._dense
-            rows = connection.execute(
-                select(passages.c.id, passages.c.doc_id, passages.c.embedding)
-                .where(passages.c.embedding.is_not(None))
-                .order_by(passages.c.doc_id, passages.c.idx)
-            ).all()
+            rows = self._documents.passage_embeddings()
             dim = self._embedder.dim if self._embedder is not None else 0
             vectors = (
                 np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
@@ -315,13 +248,12 @@ class LocalIndex(StoredIndex):
             )
             return self._dense
 
-    def _allowed(self, site_filter: ColumnElement[bool]) -> set[int]:
-        with self._lock, self._connect() as connection:
-            rows = connection.execute(select(local_documents.c.id).where(site_filter)).all()
-        return {int(r[0]) for r in rows}
+    def _allowed(self, sites: SiteFilter) -> set[int]:
+        with self._lock:
+            return self._documents.allowed(sites)
 
     def _dense_search(
-        self, vector: npt.NDArray[np.float32], site_filter: ColumnElement[bool] | None, pool: int
+        self, vector: npt.NDArray[np.float32], site_filter: SiteFilter | None, pool: int
     ) -> list[tuple[int, str]]:
         dense = self._dense_matrix()
         if len(dense.doc_ids) == 0:
@@ -353,24 +285,18 @@ class LocalIndex(StoredIndex):
         wanted = list(ids)
         if not wanted:
             return {}
-        passages = local_passages
-        with self._lock, self._connect() as connection:
-            rows = connection.execute(
-                select(passages.c.id, passages.c.text).where(passages.c.id.in_(wanted))
-            ).all()
-        return {int(r[0]): _clip(str(r[1])) for r in rows}
+        with self._lock:
+            rows = self._documents.passage_texts(wanted)
+        return {i: _clip(text) for i, text in rows.items()}
 
     def _results(self, query: str, hits: list[_Hit]) -> list[SearchResult]:
         if not hits:
             return []
-        docs = local_documents
-        with self._lock, self._connect() as connection:
-            rows = connection.execute(
-                select(docs.c.id, docs.c.domain, docs.c.doc_json, docs.c.text).where(
-                    docs.c.id.in_([h.doc_id for h in hits])
-                )
-            ).all()
-        by_id = {int(r[0]): (str(r[1]), _document(str(r[2]), str(r[3]))) for r in rows}
+        with self._lock:
+            rows = self._documents.documents([h.doc_id for h in hits])
+        by_id = {
+            i: (domain, _document(doc_json, text)) for i, (domain, doc_json, text) in rows.items()
+        }
         results: list[SearchResult] = []
         for hit in hits:
             if hit.doc_id not in by_id:  # replaced by a concurrent writer between the queries

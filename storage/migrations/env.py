@@ -7,9 +7,9 @@ from typing import Any, Literal
 from alembic import context
 from sqlalchemy import text
 
-from pipeline.indexes.tables import declared_here
-from pipeline.indexes.tables import metadata as index_metadata
 from storage.db import DEFAULT_BUSY_TIMEOUT_S, make_engine
+from storage.indexes.tables import declared_here
+from storage.indexes.tables import metadata as index_metadata
 from storage.models import Base, UTCDateTime
 
 config = context.config
@@ -18,7 +18,7 @@ config = context.config
 # failed creating `alembic_version`. A transaction-level advisory lock queues them: the first
 # migrates, the others then find the database at head. Key: "fnmigrat" in ASCII.
 _MIGRATION_LOCK = 0x666E6D6967726174
-# The pipeline's index stores are tables of the same database (`pipeline.indexes.tables`).
+# The pipeline's index stores are tables of the same database (`storage.indexes.tables`).
 target_metadata = [Base.metadata, index_metadata]
 
 

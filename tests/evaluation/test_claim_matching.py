@@ -17,6 +17,7 @@ from evaluation.claim_matching import (
 from pipeline.claims.index import ClaimIndex, ClaimRecord
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance.scoring import get_embedder
+from testing import indexes
 
 LEMON = "https://checks.example/lemon-water-flu"
 TRAINS = "https://checks.example/trains-free"
@@ -24,7 +25,7 @@ TRAINS = "https://checks.example/trains-free"
 
 @pytest.fixture
 def index() -> Iterator[ClaimIndex]:
-    with ClaimIndex(":memory:", get_embedder(RelevanceConfig()), cfg=ClaimsConfig()) as ix:
+    with indexes.claim_index(":memory:", get_embedder(RelevanceConfig()), cfg=ClaimsConfig()) as ix:
         ix.add(
             [
                 ClaimRecord(claim_text="Hot lemon water kills the flu virus.", review_url=LEMON),

@@ -34,6 +34,7 @@ from pipeline.shared_parts import SharedParts
 from storage.db import Database
 from storage.models import DecisionRow, EvidenceRow
 from storage.repositories import add_decision, create_cli_request
+from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply, message_chars
 from testing.scenarios import (
     ANALYSIS,
@@ -53,7 +54,7 @@ KitFor = Callable[..., SharedParts]
 
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[LocalIndex]:
-    idx = LocalIndex(build_index(tmp_path / "index.sqlite"))
+    idx = indexes.local_index(build_index(tmp_path / "index.sqlite"))
     yield idx
     idx.close()
 
@@ -172,7 +173,7 @@ def test_llm_timeout_during_extraction_fails_the_request(
     fake_llm.script("evidence", Reply.hanging())
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS))
     cfg.llm = fake_llm.config(timeout_s=0.5, transient_retries=1)
-    kit = SharedParts.build(cfg, index_path=tmp_path / "index.sqlite")
+    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
     decision = Checker(kit).check(POST)
     assert decision.status is DecisionStatus.FAILED
     # The call's deadline passed: a failure naming the stage, never "no evidence".

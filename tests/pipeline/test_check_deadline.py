@@ -15,8 +15,8 @@ from pipeline.post.describe import detect_language
 from pipeline.records import DecisionStatus
 from pipeline.search.searxng import SearxngSearch
 from pipeline.search.tiered import TieredSearch
-from pipeline.shared_parts import SharedParts
 from pipeline.sources.credibility import PublisherTable
+from testing import indexes
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.scenarios import POST, TIERS, build_index
 
@@ -36,7 +36,7 @@ def test_a_stalled_stage_ends_the_check_failed_at_its_deadline(
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS))
     search_cfg = SearchConfig(searxng_url=http_server.url("/searx"), timeout_s=30.0)
     search = TieredSearch([SearxngSearch(search_cfg)], PublisherTable.from_config(cfg.credibility))
-    kit = SharedParts.build(cfg, index_path=build_index(tmp_path / "index.sqlite"), search=search)
+    kit = indexes.build_parts(cfg, index_path=build_index(tmp_path / "index.sqlite"), search=search)
     detect_language(POST)  # loads its model (seconds, once a process), so the run gets to research
     try:
         t0 = time.monotonic()

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from pipeline.authority.retrieval import AuthorityIndex, Statement
-from pipeline.claims.index import ClaimIndex, ClaimIndexError, ClaimRecord
+from pipeline.authority.retrieval import Statement
+from pipeline.claims.index import ClaimIndexError, ClaimRecord
 from pipeline.claims.ratings import Rating
 from pipeline.config import RelevanceConfig
-from pipeline.indexes.tables import IndexSchemaError, open_index_engine
 from pipeline.records import Document
 from pipeline.relevance.scoring import Embedder, get_embedder
 from pipeline.search.local_index import LocalIndex
-from storage.db import Database, upgrade
+from storage.db import Database
+from testing import indexes
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 LEMON = "Drinking hot lemon water every hour kills the flu virus in your throat."
@@ -65,7 +65,7 @@ def page(url: str) -> Document:
 
 
 def fill_local(engine: Engine, embedder: Embedder | None) -> LocalIndex:
-    local = LocalIndex(engine, embedder=embedder)
+    local = indexes.local_index(engine, embedder=embedder)
     for url in PAGES:
         local.add(page(url))
     return local
@@ -74,7 +74,7 @@ def fill_local(engine: Engine, embedder: Embedder | None) -> LocalIndex:
 def test_claims_are_stored_matched_and_replaced_in_the_main_database(
     main_db: Database, embedder: Embedder
 ) -> None:
-    with ClaimIndex(main_db.engine, embedder) as index:
+    with indexes.claim_index(main_db.engine, embedder) as index:
         lemon = review(LEMON, "https://www.snopes.com/fact-check/lemon/")
         assert index.add([lemon, review(BIRDS, "https://www.snopes.com/fact-check/5g/")]) == 2
         assert index.add([lemon]) == 0
@@ -86,21 +86,21 @@ def test_claims_are_stored_matched_and_replaced_in_the_main_database(
         [top, *_] = index.match("hot lemon water kills the flu virus", as_of=NOW)
         assert top.record.rating is Rating.MISLEADING
     # The caller's engine stays open: the index never disposes of what it did not create.
-    with ClaimIndex(main_db.engine, embedder) as again:
+    with indexes.claim_index(main_db.engine, embedder) as again:
         assert len(again) == 2
 
 
 def test_a_store_built_with_another_embedding_size_is_refused_on_the_main_database(
     main_db: Database, embedder: Embedder
 ) -> None:
-    with ClaimIndex(main_db.engine, embedder) as index:
+    with indexes.claim_index(main_db.engine, embedder) as index:
         index.add([review(LEMON, "https://www.snopes.com/fact-check/lemon/")])
 
     class Wider:
         dim = embedder.dim + 1
 
     with pytest.raises(ClaimIndexError, match=f"{embedder.dim}-dimensional"):
-        ClaimIndex(main_db.engine, Wider())  # type: ignore[arg-type]
+        indexes.claim_index(main_db.engine, Wider())  # type: ignore[arg-type]
 
 
 def test_authority_statements_are_stored_once_and_retrieved_before_the_post(
@@ -115,7 +115,7 @@ def test_authority_statements_are_stored_once_and_retrieved_before_the_post(
             url=f"https://x.com/healthmin/status/{post_id}",
         )
 
-    with AuthorityIndex(main_db.engine, embedder) as index:
+    with indexes.authority_index(main_db.engine, embedder) as index:
         old = said("1", "The measles vaccination campaign continues in every school.", 5)
         late = said("2", "The measles vaccination campaign has ended after all.", -5)
         assert index.add_statements([old, late]) == 2
@@ -190,16 +190,3 @@ def test_full_text_results_agree_in_substance_on_sqlite_and_postgresql(
                 assert on_sqlite[0] == on_pg[0], query
     finally:
         sqlite_db.dispose()
-
-
-def test_a_standalone_path_gets_its_tables_but_an_unmigrated_main_database_is_refused(
-    tmp_path: Path,
-) -> None:
-    engine, owned = open_index_engine(tmp_path / "standalone.sqlite")
-    assert owned
-    engine.dispose()
-    main = Database(f"sqlite:///{tmp_path / 'old.db'}", migrate=False)
-    upgrade(main.url, "0009")
-    with pytest.raises(IndexSchemaError, match="factnote db upgrade"):
-        open_index_engine(main.engine)
-    main.dispose()

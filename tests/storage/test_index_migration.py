@@ -10,12 +10,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, delete, insert, inspect, text
 
-from pipeline.indexes.tables import claims, declared_here
-from pipeline.indexes.tables import metadata as index_metadata
 from pipeline.records import Document
-from pipeline.search.local_index import LocalIndex
 from storage.db import Database, alembic_config
+from storage.indexes.tables import claims, declared_here
+from storage.indexes.tables import metadata as index_metadata
 from storage.models import Base
+from testing import indexes
 
 INDEX_TABLES = {"index_meta", "claims", "authority_statements", "local_documents", "local_passages"}
 
@@ -76,11 +76,11 @@ def test_going_down_to_0009_removes_the_index_tables_and_their_full_text(tmp_pat
 def test_index_tables_a_store_made_before_the_migrations_ran_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "factnote.db"
     url = "https://health.example/flu"
-    with LocalIndex(path) as local:
+    with indexes.local_index(path) as local:
         local.add(Document(url=url, canonical_url=url, ok=True, text="Lemon water and flu."))
     db = Database(f"sqlite:///{path}")
     try:
-        with LocalIndex(db.engine) as local:
+        with indexes.local_index(db.engine) as local:
             assert [r.url for r in local.search("lemon flu", limit=3)] == [url]
     finally:
         db.dispose()

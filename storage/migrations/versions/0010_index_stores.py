@@ -3,7 +3,7 @@ search index, and the embedding size each was built with
 
 Full text is the database's own: on SQLite an external-content FTS5 table per searched table,
 kept in step by triggers (so any writer, `db migrate-to` included, updates it); on PostgreSQL a
-GIN index over the same `to_tsvector` expression `pipeline.indexes.fulltext` queries with.
+GIN index over the same `to_tsvector` expression `storage.indexes.fulltext` queries with.
 
 A later SQLite batch migration that recreates `claims` or `local_documents` must recreate
 their triggers too (a table copy drops them).
@@ -69,7 +69,7 @@ _POSTGRESQL_FTS = [
 
 def upgrade() -> None:
     # A pipeline store pointed at this database before it was migrated made these same tables
-    # itself (`pipeline.indexes.tables.ensure_schema`, identical DDL): keep them.
+    # itself (`storage.indexes.tables.ensure_schema`, identical DDL): keep them.
     if sa.inspect(op.get_bind()).has_table("index_meta"):
         return
     op.create_table(

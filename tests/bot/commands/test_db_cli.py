@@ -12,14 +12,14 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from bot.commands.db import app
-from pipeline.claims.index import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimRecord
 from pipeline.claims.ratings import Rating
 from pipeline.config import RelevanceConfig
 from pipeline.records import Document
 from pipeline.relevance.scoring import Embedder, get_embedder
-from pipeline.search.local_index import LocalIndex
 from storage.db import Database
 from storage.models import Request
+from testing import indexes
 
 runner = CliRunner()
 LEMON = "Drinking hot lemon water every hour kills the flu virus in your throat."
@@ -34,7 +34,7 @@ def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     embedder = get_embedder(RelevanceConfig())
     with db.transaction() as session:
         session.add_all(Request(platform="x", summons_id=str(n)) for n in range(3))
-    with ClaimIndex(db.engine, embedder) as claims:
+    with indexes.claim_index(db.engine, embedder) as claims:
         claims.add(
             [
                 ClaimRecord(
@@ -44,7 +44,7 @@ def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
                 )
             ]
         )
-    with LocalIndex(db.engine, embedder=embedder) as local:
+    with indexes.local_index(db.engine, embedder=embedder) as local:
         local.add(
             Document(
                 url="https://health.example/flu",
@@ -71,11 +71,11 @@ def assert_copied(target: str) -> None:
         with db.transaction() as session:  # ids continue after the copied ones
             session.add(Request(platform="x", summons_id="new"))
         embedder = get_embedder(RelevanceConfig())
-        with LocalIndex(db.engine, embedder=embedder) as local:
+        with indexes.local_index(db.engine, embedder=embedder) as local:
             assert [r.url for r in local.search("lemon influenza", limit=3)] == [
                 "https://health.example/flu"
             ]
-        with ClaimIndex(db.engine, embedder) as claims:
+        with indexes.claim_index(db.engine, embedder) as claims:
             assert claims.match("hot lemon water kills flu")[0].record.claim_text == LEMON
     finally:
         db.dispose()
@@ -246,9 +246,9 @@ def test_old_side_files_are_imported_once_and_searchable(
     assert again.exit_code == 0 and "0 added, 1 already in the database" in again.output
     db = Database(url)
     try:
-        with ClaimIndex(db.engine, embedder) as index_claims:
+        with indexes.claim_index(db.engine, embedder) as index_claims:
             assert index_claims.match("hot lemon water kills flu")[0].record.key == record.key
-        with LocalIndex(db.engine, embedder=embedder) as local:
+        with indexes.local_index(db.engine, embedder=embedder) as local:
             [hit] = local.search("influenza lemon", limit=3)
             assert hit.url == doc.url
             stored = local.get(doc.url)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from bot.commands.index import app
 from pipeline.config import FetchConfig
-from pipeline.search.local_index import LocalIndex
+from testing import indexes
 from testing.fakes.http_server import LocalHTTPServer, Route
 from tests.bot.cli_runs import json_rows
 
@@ -78,7 +78,7 @@ def test_add_directory_reads_sidecars_and_reports_files_without_one(tmp_path: Pa
     assert "orphan.txt" in result.stderr and "meta.json" in result.stderr
     assert "3 of 4 files ok; index holds 3 documents" in result.stdout
 
-    with LocalIndex(index) as local:
+    with indexes.local_index(index) as local:
         mmr = local.get("https://health.example/mmr-autism")
         bread = local.get("https://food.example/recipes/bread")
         moon = local.get("https://space.example/apollo-11")

@@ -25,6 +25,7 @@ from pipeline.config import RelevanceConfig
 from pipeline.relevance.scoring import get_embedder
 from storage.claim_sync import sync_state
 from storage.db import Database
+from testing import indexes
 from testing.fakes.factcheck_api import FakeFactCheckAPI
 from testing.fakes.http_server import LocalHTTPServer, Route
 
@@ -66,7 +67,7 @@ def api() -> Iterator[FakeFactCheckAPI]:
 
 @pytest.fixture
 def index(db: Database) -> Iterator[ClaimIndex]:
-    with ClaimIndex(db.engine, get_embedder(RelevanceConfig())) as claim_index:
+    with indexes.claim_index(db.engine, get_embedder(RelevanceConfig())) as claim_index:
         yield claim_index
 
 
@@ -91,7 +92,7 @@ def test_api_pages_are_imported_once_and_a_changed_review_is_updated(
     main_db: Database, api: FakeFactCheckAPI
 ) -> None:
     db = main_db  # SQLite, and PostgreSQL with -m postgres
-    index = ClaimIndex(db.engine, get_embedder(RelevanceConfig()))
+    index = indexes.claim_index(db.engine, get_embedder(RelevanceConfig()))
     settings = api_settings(db, api)
     [first] = run_sync(settings, db, index)
     assert first.ok, first.failure

@@ -16,6 +16,7 @@ from bot.cli import app
 from bot.config import Settings
 from bot.ops.startup import startup_report
 from pipeline.shared_parts import SharedParts
+from testing import indexes
 from testing.settings import local_settings
 
 runner = CliRunner()
@@ -37,7 +38,7 @@ def kit_for(tmp_path: Path) -> Iterator[list[SharedParts]]:
 
 
 def report_for(settings: Settings, kits: list[SharedParts]) -> tuple[list[str], list[str]]:
-    kit = SharedParts.build(settings.pipeline(), index_path=settings.index_path)
+    kit = indexes.build_parts(settings.pipeline(), index_path=settings.index_path)
     kits.append(kit)
     report = startup_report(settings, kit)
     return report.lines, report.warnings

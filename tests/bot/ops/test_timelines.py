@@ -8,7 +8,7 @@ from pathlib import Path
 from adapters.local import LocalAdapter
 from bot.ops.timelines import pull_timelines
 from pipeline.config import AuthorityAccount, PipelineConfig
-from pipeline.shared_parts import SharedParts
+from testing import indexes
 
 
 def _inbox(folder: Path, posts: list[tuple[str, str, str]]) -> None:
@@ -45,7 +45,7 @@ def test_pull_stores_only_registry_accounts_and_only_new_posts(tmp_path: Path) -
     cfg.authority.accounts = [
         AuthorityAccount(platform="local", handle="health_ministry_demo", topics=["health"])
     ]
-    kit = SharedParts.build(cfg, index_path=tmp_path / "index.sqlite")
+    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
     adapters = {"local": LocalAdapter(inbox, tmp_path / "outbox.jsonl")}
     try:
         first = pull_timelines(kit, adapters)
@@ -66,7 +66,7 @@ def test_accounts_on_platforms_without_an_adapter_are_not_pulled(tmp_path: Path)
     cfg = PipelineConfig()
     cfg.authority.path = str(tmp_path / "authority.sqlite")
     cfg.authority.accounts = [AuthorityAccount(platform="x", handle="someone_demo")]
-    kit = SharedParts.build(cfg, index_path=tmp_path / "index.sqlite")
+    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
     try:
         report = pull_timelines(kit, {"local": LocalAdapter(tmp_path, tmp_path / "o.jsonl")})
         assert report.new == {} and kit.authority_index is None

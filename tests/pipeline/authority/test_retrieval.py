@@ -30,7 +30,7 @@ from pipeline.config import AuthorityAccount, AuthorityConfig, PipelineConfig, R
 from pipeline.llm.client import CallLedger, LLMClient, LLMInvalidOutput
 from pipeline.records import Decision, DecisionStatus, Platform, Post, Stance, Tier, Verdict
 from pipeline.relevance.scoring import get_embedder
-from pipeline.shared_parts import SharedParts
+from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply
 
 POSTED = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -85,7 +85,7 @@ STATEMENTS = [
 
 @pytest.fixture
 def index(tmp_path: Path) -> AuthorityIndex:
-    ix = AuthorityIndex(tmp_path / "authority.sqlite", get_embedder(RelevanceConfig()))
+    ix = indexes.authority_index(tmp_path / "authority.sqlite", get_embedder(RelevanceConfig()))
     ix.add_statements(STATEMENTS)
     return ix
 
@@ -122,7 +122,9 @@ def test_statements_are_stored_once_and_give_the_pull_its_cursor(
     assert latest is not None and latest.post_id == "103"
     assert index.latest("bluesky", "healthministrydemo") is None
     index.close()
-    with AuthorityIndex(tmp_path / "authority.sqlite", get_embedder(RelevanceConfig())) as again:
+    with indexes.authority_index(
+        tmp_path / "authority.sqlite", get_embedder(RelevanceConfig())
+    ) as again:
         assert again.accounts() == {
             "healthministrydemo",
             "citytransportdemo",
@@ -331,7 +333,7 @@ def check_against_two_authorities(
     paediatrics = AuthorityAccount(handle="PaediatricsSocietyDemo", topics=["measles", "vaccine"])
     cfg = PipelineConfig(authority=AuthorityConfig(accounts=[*REGISTRY, paediatrics]))
     cfg.llm = fake_llm.config(**llm)
-    kit = SharedParts.build(cfg, index_path=tmp_path / "index.sqlite", authority_index=index)
+    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", authority_index=index)
     post = Post(id="p9", author="someone_demo", text=CLAIM, created_at=POSTED)
     decision = Checker(kit).check(post, Platform.X, as_of=POSTED + timedelta(days=1))
     kit.close()

@@ -40,6 +40,7 @@ from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdi
 from pipeline.relevance.scoring import get_embedder
 from pipeline.shared_parts import SharedParts
 from pipeline.sources.credibility import PublisherTable
+from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply
 from tests.pipeline.claim_texts import (
     GERMAN,
@@ -76,7 +77,7 @@ def open_index(path: Path, **cfg: Any) -> ClaimIndex:
     publishers = PublisherTable.from_config(
         CredibilityConfig(overrides={"junk.example": "excluded", "blog.example": "low"})
     )
-    return ClaimIndex(
+    return indexes.claim_index(
         path, get_embedder(RelevanceConfig()), cfg=ClaimsConfig(**cfg), publishers=publishers
     )
 
@@ -302,7 +303,7 @@ def kit_with(tmp_path: Path, ix: ClaimIndex, fake: FakeLLM | None = None) -> Sha
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides={"blog.example": "low"}))
     if fake is not None:
         cfg.llm = fake.config()
-    return SharedParts.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=ix)
+    return indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", claim_index=ix)
 
 
 def post(text: str) -> Post:

@@ -18,6 +18,7 @@ from pipeline.claims.ratings import Rating
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.llm.client import CallLedger, LLMClient
 from pipeline.relevance.scoring import get_embedder
+from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply
 from tests.pipeline.claim_texts import GERMAN, LEMON, LEMON_URL, NOW, PARAPHRASE
 
@@ -40,7 +41,7 @@ def record(text: str, url: str, **extra: Any) -> ClaimRecord:
 
 @pytest.fixture
 def index(tmp_path: Path) -> ClaimIndex:
-    ix = ClaimIndex(tmp_path / "claims.sqlite", get_embedder(RelevanceConfig()))
+    ix = indexes.claim_index(tmp_path / "claims.sqlite", get_embedder(RelevanceConfig()))
     ix.add([record(LEMON, LEMON_URL), record(BUDGET, BUDGET_URL)])
     return ix
 
@@ -68,7 +69,7 @@ def test_a_cross_language_match_is_scored_by_the_multilingual_model_alone(
 ) -> None:
     # A fused score that weighs MiniLM and the word overlap, unlike the defaults.
     cfg = ClaimsConfig(dense_weight=0.95, multilingual_weight=0.0)
-    index = ClaimIndex(tmp_path / "fused.sqlite", get_embedder(RelevanceConfig()), cfg=cfg)
+    index = indexes.claim_index(tmp_path / "fused.sqlite", get_embedder(RelevanceConfig()), cfg=cfg)
     index.add([record(LEMON, LEMON_URL), record(BUDGET, BUDGET_URL)])
     [as_german] = index.match(GERMAN, as_of=NOW, lang="de", limit=1, min_score=0.0)
     [as_english] = index.match(GERMAN, as_of=NOW, lang="en", limit=1, min_score=0.0)
@@ -86,7 +87,7 @@ def test_a_german_post_finds_an_english_fact_check_the_english_candidates_miss(
         "Eating carrots lets people see in the dark.",
         "5G masts spread the coronavirus.",
     ]
-    ix = ClaimIndex(tmp_path / "many.sqlite", get_embedder(RelevanceConfig()))
+    ix = indexes.claim_index(tmp_path / "many.sqlite", get_embedder(RelevanceConfig()))
     ix.add([record(t, f"https://factcheck.example/{n}") for n, t in enumerate(others)])
     ix.add([record(LEMON, LEMON_URL)])
     # One candidate from each English source (MiniLM, word index): the multilingual

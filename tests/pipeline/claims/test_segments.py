@@ -13,6 +13,7 @@ from pipeline.claims.index import ClaimIndex, ClaimRecord, MatchStrength
 from pipeline.claims.segments import segments, windows
 from pipeline.config import ClaimsConfig, RelevanceConfig
 from pipeline.relevance.scoring import get_embedder
+from testing import indexes
 from tests.pipeline.claim_texts import LEMON, LEMON_URL, NEGATED, PARAPHRASE, RELATED
 
 LEAD = (
@@ -37,7 +38,7 @@ VISIT_URL = "https://factcheck.invalid/minister-visit"
 
 def _index(segment_matching: bool, **weights: float) -> Iterator[ClaimIndex]:
     cfg = ClaimsConfig(segment_matching=segment_matching, **weights)
-    with ClaimIndex(":memory:", get_embedder(RelevanceConfig()), cfg=cfg) as index:
+    with indexes.claim_index(":memory:", get_embedder(RelevanceConfig()), cfg=cfg) as index:
         index.add(
             ClaimRecord(claim_text=text, review_url=url, rating_text="False", language="en")
             for text, url in ((LEMON, LEMON_URL), (TWO_PART, TWO_PART_URL), (VISIT, VISIT_URL))

@@ -23,6 +23,7 @@ from pipeline.images.records import DescriptionSource
 from pipeline.images.reverse_search import LensSearch
 from pipeline.records import DecisionStatus, Image, Platform, Post, Verdict
 from pipeline.shared_parts import SharedParts
+from testing import indexes
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.image_samples import ALTERATIONS, encode, photo, screenshot
@@ -41,7 +42,7 @@ def kit_for(tmp_path: Path, fake: FakeLLM | None = None, *, local: bool = True) 
     )
     if fake is not None:
         cfg.llm = fake.config()
-    return SharedParts.build(cfg, index_path=build_index(tmp_path / "index.sqlite"))
+    return indexes.build_parts(cfg, index_path=build_index(tmp_path / "index.sqlite"))
 
 
 def image_post(

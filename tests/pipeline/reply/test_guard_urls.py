@@ -23,8 +23,8 @@ from pipeline.check import Checker
 from pipeline.config import GuardConfig
 from pipeline.records import DecisionStatus, GuardReport, Platform, ProblemCode
 from pipeline.reply.guard import check_text, find_urls
-from pipeline.search.local_index import LocalIndex
 from pipeline.web.urls import browser_url, has_credentials
+from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.scenarios import ANALYSIS, POST, build_index, make_kit, quotes_from_page
 
@@ -321,7 +321,7 @@ def test_a_draft_with_a_disguised_link_is_rewritten_and_the_decision_lists_only_
         return Reply.json({"text": f"False. {urls[0]} {urls[1]}{disguised}"})
 
     fake_llm.script(("write", "rewrite"), drafts)
-    index = LocalIndex(build_index(tmp_path / "index.sqlite"))
+    index = indexes.local_index(build_index(tmp_path / "index.sqlite"))
     index.close()
     kit = make_kit(fake_llm, tmp_path / "index.sqlite")
     try:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from pipeline.check import Checker
-from pipeline.claims.index import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimRecord
 from pipeline.claims.ratings import Rating
 from pipeline.config import (
     ClaimsConfig,
@@ -33,6 +33,7 @@ from pipeline.search.tiered import TieredSearch
 from pipeline.shared_parts import SharedParts
 from pipeline.sources.credibility import PublisherTable
 from pipeline.web.fetch import Fetcher
+from testing import indexes
 from testing.fakes.http_server import LocalHTTPServer, Route
 from testing.fakes.openai_server import FakeLLM, Reply
 from testing.scenarios import (
@@ -53,7 +54,7 @@ NOWHERE = {**ANALYSIS, "queries": ["completely unrelated words about trains"]}
 
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[LocalIndex]:
-    idx = LocalIndex(build_index(tmp_path / "index.sqlite"))
+    idx = indexes.local_index(build_index(tmp_path / "index.sqlite"))
     yield idx
     idx.close()
 
@@ -182,7 +183,7 @@ def test_stop_rule_met_by_head_start_pages_does_not_wait_for_a_slow_site(
         )
         publishers = PublisherTable.from_config(cfg.credibility)
         client = httpx.Client(proxy=server.base_url, trust_env=False)
-        kit = SharedParts.build(
+        kit = indexes.build_parts(
             cfg,
             index_path=tmp_path / "index.sqlite",
             search=TieredSearch([_SlowForAnalystQueries(slow_url)], publishers),
@@ -314,7 +315,7 @@ def test_a_page_that_is_already_a_matched_fact_check_is_not_extracted_again(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
     ministry = "https://ministry.example/flu/lemon"
-    claims = ClaimIndex(
+    claims = indexes.claim_index(
         tmp_path / "claims.sqlite",
         get_embedder(RelevanceConfig()),
         cfg=ClaimsConfig(),
@@ -334,7 +335,7 @@ def test_a_page_that_is_already_a_matched_fact_check_is_not_extracted_again(
     )
     script_happy_path(fake_llm)
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS), llm=fake_llm.config())
-    kit = SharedParts.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=claims)
+    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", claim_index=claims)
     decision = Checker(kit).check(POST)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     from_ministry = [e for e in decision.evidence if e.url == ministry]

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import RelevanceConfig
-from pipeline.indexes.fulltext import fts5_expression, query_words
-from pipeline.records import Document
+from pipeline.indexes.words import query_words
+from pipeline.records import Document, IndexStoreError
 from pipeline.relevance.scoring import Embedder, get_embedder
 from pipeline.search.base import SearchError, SearchProvider
-from pipeline.search.local_index import LocalIndex, LocalIndexError
+from pipeline.search.local_index import LocalIndexError
 from pipeline.web.html_text import extract_document
+from storage.indexes.fulltext import fts5_expression
+from testing import indexes
 
 MMR = (
     "Large studies of hundreds of thousands of children found that the measles, mumps and "
@@ -62,7 +64,7 @@ def corpus() -> list[Document]:
 def test_added_documents_are_found_with_their_metadata(
     tmp_path: Path, corpus: list[Document]
 ) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         assert isinstance(index, SearchProvider)
         assert [index.add(d) for d in corpus] == [True, True, True]
         assert len(index) == 3
@@ -76,7 +78,7 @@ def test_added_documents_are_found_with_their_metadata(
 
 
 def test_ranks_follow_bm25_and_limit_applies(tmp_path: Path) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         index.add(doc("https://a.example/1", "vaccine " * 3 + "autism trial results " * 5))
         index.add(doc("https://a.example/2", "vaccine autism " * 10 + "vaccine schedule"))
         index.add(doc("https://a.example/3", "a page about gardening and vaccine storage"))
@@ -89,7 +91,7 @@ def test_ranks_follow_bm25_and_limit_applies(tmp_path: Path) -> None:
 def test_same_content_again_is_a_no_op_and_a_new_hash_replaces(
     tmp_path: Path, corpus: list[Document]
 ) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         first = corpus[0]
         assert index.add(first) is True
         assert (
@@ -107,7 +109,7 @@ def test_same_content_again_is_a_no_op_and_a_new_hash_replaces(
 
 
 def test_get_finds_any_spelling_of_the_url(tmp_path: Path, corpus: list[Document]) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         index.add(corpus[0])
         found = index.get("HTTPS://www.Health.example/mmr/?utm_source=x#top")
         assert found is not None and found.title == "MMR safety" and found.text == MMR
@@ -115,7 +117,7 @@ def test_get_finds_any_spelling_of_the_url(tmp_path: Path, corpus: list[Document
 
 
 def test_missing_hash_is_computed_from_the_text(tmp_path: Path) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         bare = Document(url="https://a.example/x", canonical_url="", ok=True, text=BREAD)
         assert index.add(bare) is True
         assert index.add(bare) is False
@@ -125,7 +127,7 @@ def test_missing_hash_is_computed_from_the_text(tmp_path: Path) -> None:
 
 
 def test_failed_or_empty_documents_are_refused(tmp_path: Path) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         failed = Document(url="https://a.example/", canonical_url="", ok=False, error="404")
         with pytest.raises(LocalIndexError, match="failed"):
             index.add(failed)
@@ -152,7 +154,7 @@ def test_failed_or_empty_documents_are_refused(tmp_path: Path) -> None:
     ],
 )
 def test_hostile_queries_never_raise(tmp_path: Path, corpus: list[Document], query: str) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         for d in corpus:
             index.add(d)
         results = index.search(query, limit=5)
@@ -174,7 +176,7 @@ def test_the_fts_expression_quotes_every_term_and_drops_stopwords() -> None:
 
 
 def test_empty_query_or_zero_limit_gives_nothing(tmp_path: Path, corpus: list[Document]) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         index.add(corpus[0])
         assert index.search("   ", limit=5) == []
         assert index.search("?!", limit=5) == []
@@ -190,7 +192,7 @@ def test_sites_restrict_by_domain_host_and_path(tmp_path: Path) -> None:
         "https://who.int/about/4",
         "https://cdc.gov/vaccines/5",
     ]
-    with LocalIndex(tmp_path / "ix.sqlite") as index:
+    with indexes.local_index(tmp_path / "ix.sqlite") as index:
         for url in urls:
             index.add(doc(url, text))
 
@@ -214,11 +216,11 @@ def test_fusion_finds_a_paraphrase_that_lexical_search_misses(
     tmp_path: Path, corpus: list[Document], embedder: Embedder
 ) -> None:
     lexical_path = tmp_path / "lexical.sqlite"
-    with LocalIndex(lexical_path) as lexical:
+    with indexes.local_index(lexical_path) as lexical:
         for d in corpus:
             lexical.add(d)
         assert lexical.search(PARAPHRASE, limit=3) == []
-    with LocalIndex(tmp_path / "dense.sqlite", embedder=embedder) as fused:
+    with indexes.local_index(tmp_path / "dense.sqlite", embedder=embedder) as fused:
         for d in corpus:
             fused.add(d)
         results = fused.search(PARAPHRASE, limit=3)
@@ -234,9 +236,9 @@ def test_lexical_only_entry_gets_embeddings_when_an_embedder_arrives(
     tmp_path: Path, corpus: list[Document], embedder: Embedder
 ) -> None:
     path = tmp_path / "ix.sqlite"
-    with LocalIndex(path) as lexical:
+    with indexes.local_index(path) as lexical:
         lexical.add(corpus[0])
-    with LocalIndex(path, embedder=embedder) as fused:
+    with indexes.local_index(path, embedder=embedder) as fused:
         assert fused.search(PARAPHRASE, limit=3) == []  # stored without vectors
         assert fused.add(corpus[0]) is True  # same content, but now embedded
         assert fused.add(corpus[0]) is False
@@ -247,10 +249,10 @@ def test_index_persists_across_reopen(
     tmp_path: Path, corpus: list[Document], embedder: Embedder
 ) -> None:
     path = tmp_path / "nested" / "ix.sqlite"
-    with LocalIndex(path, embedder=embedder) as index:
+    with indexes.local_index(path, embedder=embedder) as index:
         for d in corpus:
             index.add(d)
-    with LocalIndex(path, embedder=embedder) as reopened:
+    with indexes.local_index(path, embedder=embedder) as reopened:
         assert len(reopened) == 3
         assert [r.url for r in reopened.search(PARAPHRASE, limit=3)] == [corpus[0].url]
         stored = reopened.get(corpus[0].url)
@@ -264,17 +266,17 @@ def test_an_index_built_by_another_model_is_refused(
     tmp_path: Path, embedder: Embedder, corpus: list[Document]
 ) -> None:
     path = tmp_path / "ix.sqlite"
-    with LocalIndex(path, embedder=embedder) as index:
+    with indexes.local_index(path, embedder=embedder) as index:
         index.add(corpus[0])  # the first write notes the embedding size
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE index_meta SET value = '768' WHERE key = 'local.embedding_dim'")
     with pytest.raises(LocalIndexError, match="768-dimensional"):
-        LocalIndex(path, embedder=embedder)
-    LocalIndex(path).close()  # lexical-only use of the same file is still fine
+        indexes.local_index(path, embedder=embedder)
+    indexes.local_index(path).close()  # lexical-only use of the same file is still fine
 
 
 def test_a_technical_failure_raises_search_error(tmp_path: Path, corpus: list[Document]) -> None:
-    index = LocalIndex(tmp_path / "ix.sqlite")
+    index = indexes.local_index(tmp_path / "ix.sqlite")
     index.add(corpus[0])
     index.close()
     with pytest.raises(SearchError, match="local"):
@@ -284,7 +286,7 @@ def test_a_technical_failure_raises_search_error(tmp_path: Path, corpus: list[Do
 def test_concurrent_searches_agree(
     tmp_path: Path, corpus: list[Document], embedder: Embedder
 ) -> None:
-    with LocalIndex(tmp_path / "ix.sqlite", embedder=embedder) as index:
+    with indexes.local_index(tmp_path / "ix.sqlite", embedder=embedder) as index:
         for d in corpus:
             index.add(d)
         queries = [PARAPHRASE, "knead flour", "moon rock samples"] * 10
@@ -298,5 +300,5 @@ def test_concurrent_searches_agree(
 def test_a_file_that_is_not_an_index_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(b"this is not a database " * 200)
-    with pytest.raises(LocalIndexError, match="cannot open the local index"):
-        LocalIndex(path)
+    with pytest.raises(IndexStoreError, match="cannot open the local index"):
+        indexes.local_index(path)

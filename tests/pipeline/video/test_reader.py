@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from pipeline.check import Checker
-from pipeline.claims.index import ClaimIndex, ClaimRecord
+from pipeline.claims.index import ClaimRecord
 from pipeline.claims.ratings import Rating
 from pipeline.config import (
     ClaimsConfig,
@@ -33,6 +33,7 @@ from pipeline.relevance.scoring import get_embedder
 from pipeline.shared_parts import SharedParts
 from pipeline.video.reader import merge_findings
 from pipeline.video.records import KeyframeReport
+from testing import indexes
 from testing.fakes.transcription_server import TranscriptionServer
 from testing.image_samples import photo
 from testing.video_samples import Scene, render, render_pictures
@@ -76,7 +77,7 @@ def kit_for(
     transcription: str | None = None,
     enabled: bool = True,
 ) -> SharedParts:
-    index = ClaimIndex(
+    index = indexes.claim_index(
         tmp_path / "claims.sqlite", get_embedder(RelevanceConfig()), cfg=ClaimsConfig()
     )
     if with_review:
@@ -87,7 +88,7 @@ def kit_for(
         video=VideoConfig(local_dir=str(tmp_path), enabled=enabled),
         transcription=TranscriptionConfig(base_url=transcription),
     )
-    return SharedParts.build(cfg, index_path=tmp_path / "index.sqlite", claim_index=index)
+    return indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", claim_index=index)
 
 
 def review() -> ClaimRecord:

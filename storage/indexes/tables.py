@@ -4,7 +4,7 @@ statements, local search index, and `index_meta` (the embedding size each was bu
 The tables are declared once here; the Alembic environment includes this `metadata`, and
 migration 0010 creates them with the same shape. Full text is the database's own: an
 external-content FTS5 table kept in step by triggers on SQLite, a generated tsvector column
-with a GIN index on PostgreSQL (`pipeline.indexes.fulltext` queries both).
+with a GIN index on PostgreSQL (`storage.indexes.fulltext` queries both).
 
 `open_index_engine` lets a store run without the bot: a bare path or ":memory:" is a
 standalone SQLite database (the evaluations build throwaway indexes), created on first use.
@@ -37,6 +37,8 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.pool import StaticPool
+
+from pipeline.records import IndexStoreError
 
 metadata = MetaData()
 
@@ -162,7 +164,7 @@ def declared_here(name: str | None, type_: str) -> bool:
     return not (type_ == "table" and name.startswith(FTS_TABLES))
 
 
-class IndexSchemaError(RuntimeError):
+class IndexSchemaError(IndexStoreError):
     """The database lacks the index tables and is managed by Alembic (run the migrations)."""
 
 
@@ -227,7 +229,7 @@ def ensure_schema(engine: Engine) -> None:
             connection.exec_driver_sql(statement)
 
 
-class EmbeddingSizeMismatch(RuntimeError):
+class EmbeddingSizeMismatch(IndexStoreError):
     """The store holds embeddings of another size than the embedder makes."""
 
 

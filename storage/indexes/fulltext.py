@@ -1,46 +1,37 @@
-"""Full-text search through the database's own engine: SQLite FTS5 (bm25) or PostgreSQL
-`tsvector` (ts_rank) over the tables of `pipeline.indexes.tables`, behind one pair of functions.
+"""The index stores' one place for what SQLite and PostgreSQL do differently: full-text search
+through the database's own engine (SQLite FTS5 with bm25, PostgreSQL `tsvector` with ts_rank,
+over the tables of `storage.indexes.tables`) and an insert that skips a row already stored.
 
-Queries are free text: each dialect gets its words OR-ed, so any word may match, and input
-that looks like query syntax stays plain text (FTS5: every word quoted; PostgreSQL:
-`websearch_to_tsquery`, which never raises a syntax error). The two rank differently (bm25
-against ts_rank with title weight A), so results agree in substance, not rank for rank.
+The searches take the words a query searches for (the pipeline picks them:
+`pipeline.indexes.words.query_words`); each dialect gets them OR-ed, so any word may match,
+and a word that looks like query syntax stays plain text (FTS5: every word quoted;
+PostgreSQL: `websearch_to_tsquery`, which never raises a syntax error). The two rank
+differently (bm25 against ts_rank with title weight A), so results agree in substance, not
+rank for rank.
 """
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Insert,
+    Table,
     and_,
     column,
     func,
+    insert,
     literal_column,
     select,
     table,
     text,
     true,
 )
+from sqlalchemy.dialects import sqlite
 
-from pipeline.indexes.tables import PG_VECTOR_COLUMN, claims, local_documents
-from pipeline.relevance.lexical import ENGLISH_STOPWORDS
+from storage.indexes.tables import PG_VECTOR_COLUMN, claims, local_documents
 
-MAX_QUERY_TERMS = 32
 SNIPPET_WORDS = 40
-
-_TERM = re.compile(r"\w+", re.UNICODE)
-
-
-def query_words(query: str) -> list[str]:
-    """The words a free-text query searches for, lower-case, first occurrence first.
-
-    Function words match nearly every document; OR-ing them into a query would turn any query
-    into "everything", so they are dropped unless nothing else is left."""
-    words = [t.lower() for t in _TERM.findall(query)]
-    content = [t for t in words if t not in ENGLISH_STOPWORDS and (len(t) > 1 or t.isdigit())]
-    return list(dict.fromkeys(content or words))[:MAX_QUERY_TERMS]
 
 
 def fts5_expression(words: list[str]) -> str | None:
@@ -52,9 +43,9 @@ def _pg_query(words: list[str]) -> ColumnElement[object]:
     return func.websearch_to_tsquery(literal_column("'english'"), " or ".join(words))
 
 
-def claim_ids(connection: Connection, query: str, limit: int) -> list[int]:
-    """Ids of the `limit` stored claims best matching `query` by full text, best first."""
-    words = query_words(query)
+def claim_ids(connection: Connection, words: list[str], limit: int) -> list[int]:
+    """Ids of the `limit` stored claims best matching any of `words` by full text, best
+    first."""
     if not words:
         return []
     if connection.dialect.name == "sqlite":
@@ -78,11 +69,10 @@ def claim_ids(connection: Connection, query: str, limit: int) -> list[int]:
 
 
 def document_hits(
-    connection: Connection, query: str, limit: int, where: ColumnElement[bool] | None = None
+    connection: Connection, words: list[str], limit: int, where: ColumnElement[bool] | None = None
 ) -> list[tuple[int, str]]:
-    """(id, snippet) of the `limit` local documents best matching `query`, best first, among
-    those `where` (over `local_documents`) keeps. Title words count double."""
-    words = query_words(query)
+    """(id, snippet) of the `limit` local documents best matching any of `words`, best first,
+    among those `where` (over `local_documents`) keeps. Title words count double."""
     if not words:
         return []
     keep = where if where is not None else true()
@@ -116,3 +106,18 @@ def document_hits(
         .order_by(ranked.c.rank.desc(), docs.c.id)
     )
     return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def insert_ignoring_duplicates(connection: Connection, target: Table) -> Insert:
+    """An INSERT that skips a row whose unique key is already stored: another process (a
+    second scheduler, a manual pull) may store the same post between our check and our
+    write."""
+    if connection.dialect.name == "postgresql":
+        # Imported on a PostgreSQL connection only: the dialect's catalog tables are a tenth
+        # of a second of start-up that an SQLite deployment need not pay.
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(target).on_conflict_do_nothing()
+    if connection.dialect.name == "sqlite":
+        return sqlite.insert(target).on_conflict_do_nothing()
+    return insert(target)
