@@ -17,10 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from storage.dialect import insert_on_conflict
 from storage.models import MetricTotal
 
 # The platform of the request rows `factnote check` writes (storage.repositories).
@@ -88,10 +87,8 @@ def add(session: Session, totals: Mapping[Key, float]) -> None:
     ]
     if not rows:
         return
-    dialect = session.get_bind().dialect.name
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
     for row in rows:
-        stmt = insert(MetricTotal).values(**row)
+        stmt = insert_on_conflict(session, MetricTotal).values(**row)
         session.execute(
             stmt.on_conflict_do_update(
                 index_elements=[MetricTotal.name, MetricTotal.label],

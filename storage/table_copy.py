@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator
 
 from sqlalchemy import Connection, Engine, Integer, Table, false, func, inspect, select
 
+from storage.dialect import on_postgres
+
 __all__ = [
     "COPY_BATCH",
     "Table",
@@ -56,7 +58,7 @@ def insert_rows(connection: Connection, table: Table, rows: list[dict[str, objec
 def reset_sequences(connection: Connection, tables: Iterable[Table]) -> None:
     """Move PostgreSQL's id sequences past the copied ids: rows were inserted with their ids,
     which does not advance a sequence, and the next insert would collide."""
-    if connection.dialect.name != "postgresql":
+    if not on_postgres(connection):
         return
     for table in tables:
         keys = list(table.primary_key.columns)

@@ -1,6 +1,6 @@
-"""The index stores' one place for what SQLite and PostgreSQL do differently: full-text search
-through the database's own engine (SQLite FTS5 with bm25, PostgreSQL `tsvector` with ts_rank,
-over the tables of `storage.indexes.tables`) and an insert that skips a row already stored.
+"""Full-text search through the database's own engine, the SQL each speaks: SQLite FTS5 with
+bm25, PostgreSQL `tsvector` with ts_rank, over the tables of `storage.indexes.tables` (which
+database a connection is on is asked of `storage.dialect`).
 
 The searches take the words a query searches for (the pipeline picks them:
 `pipeline.indexes.words.query_words`); each dialect gets them OR-ed, so any word may match,
@@ -15,20 +15,17 @@ from __future__ import annotations
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    Insert,
-    Table,
     and_,
     column,
     func,
-    insert,
     literal_column,
     select,
     table,
     text,
     true,
 )
-from sqlalchemy.dialects import sqlite
 
+from storage.dialect import on_sqlite
 from storage.indexes.tables import PG_VECTOR_COLUMN, claims, local_documents
 
 SNIPPET_WORDS = 40
@@ -48,7 +45,7 @@ def claim_ids(connection: Connection, words: list[str], limit: int) -> list[int]
     first."""
     if not words:
         return []
-    if connection.dialect.name == "sqlite":
+    if on_sqlite(connection):
         rows = connection.execute(
             text(
                 "SELECT rowid FROM claims_fts WHERE claims_fts MATCH :q"
@@ -77,7 +74,7 @@ def document_hits(
         return []
     keep = where if where is not None else true()
     docs = local_documents
-    if connection.dialect.name == "sqlite":
+    if on_sqlite(connection):
         fts = table("local_documents_fts", column("rowid"))
         match = text("local_documents_fts MATCH :q").bindparams(q=fts5_expression(words))
         statement = (
@@ -106,18 +103,3 @@ def document_hits(
         .order_by(ranked.c.rank.desc(), docs.c.id)
     )
     return [(int(r[0]), str(r[1])) for r in rows]
-
-
-def insert_ignoring_duplicates(connection: Connection, target: Table) -> Insert:
-    """An INSERT that skips a row whose unique key is already stored: another process (a
-    second scheduler, a manual pull) may store the same post between our check and our
-    write."""
-    if connection.dialect.name == "postgresql":
-        # Imported on a PostgreSQL connection only: the dialect's catalog tables are a tenth
-        # of a second of start-up that an SQLite deployment need not pay.
-        from sqlalchemy.dialects import postgresql
-
-        return postgresql.insert(target).on_conflict_do_nothing()
-    if connection.dialect.name == "sqlite":
-        return sqlite.insert(target).on_conflict_do_nothing()
-    return insert(target)

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, select, true
 
-from storage.indexes.fulltext import insert_ignoring_duplicates
+from storage.dialect import insert_ignoring_duplicates
 from storage.indexes.rows import SqlRows
 from storage.indexes.tables import authority_statements
 

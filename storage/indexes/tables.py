@@ -39,6 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.pool import StaticPool
 
 from pipeline.records import IndexStoreError
+from storage.dialect import dialect_of
 
 metadata = MetaData()
 
@@ -225,7 +226,7 @@ def ensure_schema(engine: Engine) -> None:
     with engine.begin() as connection:
         metadata.create_all(connection)
         ddl = {"sqlite": SQLITE_FTS_DDL, "postgresql": POSTGRESQL_FTS_DDL}
-        for statement in ddl.get(connection.dialect.name, []):
+        for statement in ddl.get(dialect_of(connection), []):
             connection.exec_driver_sql(statement)
 
 

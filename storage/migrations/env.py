@@ -8,6 +8,7 @@ from alembic import context
 from sqlalchemy import text
 
 from storage.db import DEFAULT_BUSY_TIMEOUT_S, make_engine
+from storage.dialect import on_postgres
 from storage.indexes.tables import declared_here
 from storage.indexes.tables import metadata as index_metadata
 from storage.models import Base, UTCDateTime
@@ -63,7 +64,7 @@ def run_migrations_online() -> None:
             include_object=include_object,
         )
         with context.begin_transaction():
-            if connection.dialect.name == "postgresql":
+            if on_postgres(connection):
                 connection.execute(
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
                 )
