@@ -56,13 +56,13 @@ def _llm(log: Log) -> dict[str, float]:
         cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS))
         cfg.llm = fake.config(timeout_s=60.0)
         with tempfile.TemporaryDirectory() as tmp:
-            kit = build_parts(cfg, index_path=build_index(Path(tmp) / "index.sqlite"))
+            shared = build_parts(cfg, index_path=build_index(Path(tmp) / "index.sqlite"))
             try:
                 start = time.monotonic()
-                decision = Checker(kit, deadline_s=10.0).check(POST)
+                decision = Checker(shared, deadline_s=10.0).check(POST)
                 check_s = time.monotonic() - start
             finally:
-                kit.close()
+                shared.close()
         log(f"check_deadline_s=10, llm.timeout_s=60: {decision.status.value} after {check_s:.2f} s")
         log(f"  {decision.error}")
     return {"llm_timeout_10_s": seconds, "check_deadline_10_s": check_s}

@@ -76,7 +76,13 @@ print(json.dumps({"init_s": init_s, "rows": rows, "rss_imports_mib": rss_imports
 
 def end_to_end(log: Log = print) -> dict[str, float]:
     from bench import fixtures
-    from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipeline_config
+    from bench.world import (
+        FixtureModel,
+        FixtureSearch,
+        FixtureWeb,
+        build_shared_parts,
+        pipeline_config,
+    )
     from pipeline.check import Checker
     from pipeline.config import ImagesConfig
     from pipeline.records import Image, Platform
@@ -96,9 +102,9 @@ def end_to_end(log: Log = print) -> dict[str, float]:
         with FixtureWeb(delay_s=0.0) as web:
             cfg = pipeline_config(fake)
             cfg.images = ImagesConfig(local_dir=inbox)
-            kit = build_kit(cfg, FixtureSearch(0.0), web)
+            shared = build_shared_parts(cfg, FixtureSearch(0.0), web)
             try:
-                checker = Checker(kit)
+                checker = Checker(shared)
                 text_post = post.to_post()
                 image_post = text_post.model_copy(update={"images": [Image(source=str(shot))]})
                 for name, checked in (("text", text_post), ("image", image_post)):
@@ -108,7 +114,7 @@ def end_to_end(log: Log = print) -> dict[str, float]:
                     seconds[name] = time.perf_counter() - start
                     log(f"e2e {name} post: {seconds[name]:.2f} s, {decision.status.value}")
             finally:
-                kit.close()
+                shared.close()
     return {
         "e2e_text_post_s": round(seconds["text"], 3),
         "e2e_image_post_s": round(seconds["image"], 3),

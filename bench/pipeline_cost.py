@@ -56,7 +56,7 @@ from bench.world import (
     FixtureModel,
     FixtureSearch,
     FixtureWeb,
-    build_kit,
+    build_shared_parts,
     extraction_items,
     pipeline_config,
 )
@@ -226,16 +226,16 @@ def reference_write(
 
 def warm_up(post: fixtures.FixturePost) -> None:
     """One unmeasured check: first calls are slow (the model's first pass, the language
-    detector), and a running bot pays them once. On servers and a kit of its own, as in
+    detector), and a running bot pays them once. On servers and a shared of its own, as in
     `bench.pipeline_latency`, so that no cache it fills serves a measured post and no call
     of it still in flight is counted with one."""
     with FakeLLM() as fake, FixtureWeb(delay_s=0.0) as web:
         FixtureModel().install(fake)
-        kit = build_kit(pipeline_config(fake), FixtureSearch(delay_s=0.0), web)
+        shared = build_shared_parts(pipeline_config(fake), FixtureSearch(delay_s=0.0), web)
         try:
-            Checker(kit).check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
+            Checker(shared).check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
         finally:
-            kit.close()
+            shared.close()
 
 
 def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> list[PostCost]:
@@ -248,13 +248,13 @@ def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> l
         if not focus:
             relevance = pipeline.relevance.model_copy(update={"focus_sentences": False})
             pipeline = pipeline.model_copy(update={"relevance": relevance})
-        kit = build_kit(pipeline, FixtureSearch(delay_s=0.0), web)
-        count = kit.embedder.count_tokens
+        shared = build_shared_parts(pipeline, FixtureSearch(delay_s=0.0), web)
+        count = shared.embedder.count_tokens
         try:
             for post in chosen:
                 seen_requests, seen_answers = len(fake.requests), len(model.answers)
                 start, cpu_start = time.perf_counter(), time.process_time()
-                decision = Checker(kit).check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
+                decision = Checker(shared).check(post.to_post(), Platform.X, as_of=fixtures.AS_OF)
                 wall = time.perf_counter() - start
                 cpu = time.process_time() - cpu_start
                 if decision.error:
@@ -297,7 +297,7 @@ def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> l
                     cost.reference_extraction_completion,
                     cost.reference_extraction_calls,
                 ) = reference_extraction(
-                    post, decision, count, kit.publishers, cfg.reference_page_chars
+                    post, decision, count, shared.publishers, cfg.reference_page_chars
                 )
                 cost.reference_instructions = (
                     cost.instructions
@@ -315,7 +315,7 @@ def measure(cfg: CostConfig, log: Log | None = None, *, focus: bool = True) -> l
                         + ", ".join(f"{step} {n}" for step, n in cost.prompt.items())
                     )
         finally:
-            kit.close()
+            shared.close()
     return costs
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bench import fixtures, ratio, summary
-from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_kit, pipeline_config
+from bench.world import FixtureModel, FixtureSearch, FixtureWeb, build_shared_parts, pipeline_config
 from pipeline.check import Checker
 from pipeline.config import ResearchConfig
 from pipeline.records import SEARCH_TIERS, Decision, LLMCall, Platform, WriterHedge
@@ -230,22 +230,22 @@ def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
     with FakeLLM(delay_s=cfg.llm_delay_s) as fake, FixtureWeb(cfg.fetch_delay_s) as web:
         model.install(fake)
         search = FixtureSearch(cfg.search_delay_s)
-        kits = {
-            "concurrent": build_kit(pipeline_config(fake, cfg.concurrency), search, web),
-            "sequential": build_kit(pipeline_config(fake, 1), search, web),
+        built = {
+            "concurrent": build_shared_parts(pipeline_config(fake, cfg.concurrency), search, web),
+            "sequential": build_shared_parts(pipeline_config(fake, 1), search, web),
         }
         try:
             # First calls are slow (the model's first pass, the language detector, the HTTP
-            # clients): one unmeasured check, on a kit of its own so that no cache it fills
+            # clients): one unmeasured check, on a shared of its own so that no cache it fills
             # serves a measured post, keeps them out of the first post's time.
-            warm = build_kit(pipeline_config(fake, cfg.concurrency), search, web)
+            warm = build_shared_parts(pipeline_config(fake, cfg.concurrency), search, web)
             try:
                 Checker(warm).check(chosen[0].to_post(), Platform.X, as_of=fixtures.AS_OF)
             finally:
                 warm.close()
             for post in chosen:
-                for mode, kit in kits.items():
-                    run = _run_post(Checker(kit), post, mode, search, web, cfg, fake)
+                for mode, shared in built.items():
+                    run = _run_post(Checker(shared), post, mode, search, web, cfg, fake)
                     if run.decision.error:
                         raise RuntimeError(f"{post.id} ({mode}) failed: {run.decision.error}")
                     runs.append(run)
@@ -258,8 +258,8 @@ def measure(cfg: LatencyConfig, log: Log | None = None) -> list[PostRun]:
                         if run.path is not None:
                             log(f"    path: {run.path.steps}")
         finally:
-            for kit in kits.values():
-                kit.close()
+            for shared in built.values():
+                shared.close()
     return runs
 
 

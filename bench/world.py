@@ -13,7 +13,7 @@
   table rates them as it would real sites, and download, type/size checks and the real
   extraction run for every page, inside the timed run. `FetchConfig.allow_hosts` lists the
   fictional hosts, since they do not resolve (the setting exists for test servers).
-* `build_kit` wires the real `SharedParts` to all three.
+* `build_shared_parts` wires the real `SharedParts` to all three.
 * `FixtureModel` plays the LLM behind the fake OpenAI-compatible server: answers are built from
   the request, like a model reading its prompt. The analyst returns the fixture's claims and
   queries; the extractor quotes each page's key sentences when they are among the passages it
@@ -339,8 +339,8 @@ def pipeline_config(fake: FakeLLM, concurrency: int | None = None) -> PipelineCo
     )
 
 
-def build_kit(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> SharedParts:
-    """The real toolkit, searching `search` and fetching from `web`, with its own empty cache."""
+def build_shared_parts(cfg: PipelineConfig, search: FixtureSearch, web: FixtureWeb) -> SharedParts:
+    """The real shared parts, searching `search` and fetching from `web`, with an empty cache."""
     publishers = PublisherTable.from_config(cfg.credibility)
     fetcher = Fetcher(cfg.fetch, store=MemoryDocumentStore(), client=web.client())
     return build_parts(cfg, search=TieredSearch([search], publishers), fetcher=fetcher)

@@ -75,8 +75,8 @@ def _undescribed_images(post: Post) -> bool:
 
 
 class Checker:
-    def __init__(self, kit: SharedParts, *, deadline_s: float | None = None) -> None:
-        self.kit = kit
+    def __init__(self, shared: SharedParts, *, deadline_s: float | None = None) -> None:
+        self.shared = shared
         # One check's total time (the bot's `runtime.check_deadline_s`); None: no limit.
         self.deadline_s = deadline_s
 
@@ -97,13 +97,13 @@ class Checker:
         deadline = Deadline(self.deadline_s, "check") if self.deadline_s else None
         when = as_of or utcnow()
         if deadline is None:
-            return _Run(self.kit, post, platform, when, replay).execute()
+            return _Run(self.shared, post, platform, when, replay).execute()
         # The run ends itself at its next stage or remote call once the deadline passes; the
         # watchdog answers on time even if what the run waits on (or its set-up) has not ended.
         runs: list[_Run] = []
 
         def execute() -> Decision:
-            runs.append(_Run(self.kit, post, platform, when, replay, deadline))
+            runs.append(_Run(self.shared, post, platform, when, replay, deadline))
             return runs[0].execute()
 
         def overrun() -> DeadlineExceeded:
@@ -119,26 +119,26 @@ class Checker:
 class _Run:
     def __init__(
         self,
-        kit: SharedParts,
+        shared: SharedParts,
         post: Post,
         platform: Platform,
         as_of: datetime,
         replay: bool,
         deadline: Deadline | None = None,
     ) -> None:
-        self.kit = kit
+        self.shared = shared
         self.deadline = deadline
         self.stage = "start"  # the stage running now, named when the deadline passes
         # A copy (image descriptions are filled in), cut to the prompt limits: every stage
         # reads this one, so no prompt carries more of the post than `llm.max_post_chars`.
-        capped, cuts = cap_post(post.model_copy(deep=True), kit.cfg.llm)
+        capped, cuts = cap_post(post.model_copy(deep=True), shared.cfg.llm)
         self.ctx = CheckContext(
             post=capped,
             platform=platform,
             as_of=as_of,
             replay=replay,
             lang=detect_language(capped),
-            use_llm=kit.llm.configured,
+            use_llm=shared.llm.configured,
             ledger=CallLedger(deadline),
         )
         self.trace = Trace()
@@ -147,11 +147,11 @@ class _Run:
         self.suggestions: list[str] = []
         self.notes: list[str] = cuts  # things worth knowing that did not stop the run
         self.head_start: HeadStart | None = None
-        self.preparer = PagePreparer(kit, self.ctx)
-        self.recall = Recall(kit.memory, kit.cfg.memory)  # experience memory, per phase
+        self.preparer = PagePreparer(shared, self.ctx)
+        self.recall = Recall(shared.memory, shared.cfg.memory)  # experience memory, per phase
         self._writing_memory: str | None = None
         self.scheduler = ResearchScheduler(
-            tiered_search(kit), self.preparer.prepare, kit.cfg.research
+            tiered_search(shared), self.preparer.prepare, shared.cfg.research
         )
 
     @contextmanager
@@ -242,12 +242,12 @@ class _Run:
         return DeadlineExceeded(self.deadline.message(self.stage), stage=self.stage)
 
     def _execute(self) -> Decision:
-        if self.ctx.use_llm and self.kit.cfg.research.head_start:
+        if self.ctx.use_llm and self.shared.cfg.research.head_start:
             # Search the post's own words while the LLM analyses it (see
             # pipeline.research.head_start).
             with self.timed("head_start"):
                 self.head_start = start_head_start(
-                    self.scheduler, self.ctx.post, self.kit.cfg.search
+                    self.scheduler, self.ctx.post, self.shared.cfg.search
                 )
         try:
             return self._checked()
@@ -259,12 +259,12 @@ class _Run:
         pictures gave, and the abstention when they were its only content and unreadable."""
         ctx = self.ctx
         matches: list[ClaimMatch] = []
-        if not self.kit.cfg.video.enabled:
+        if not self.shared.cfg.video.enabled:
             for video in ctx.post.videos:
                 video.description = video.description or "video not analysed (video reading off)"
         elif _unread_videos(ctx.post):
             with self.timed("video"):
-                videos = VideoReader.for_kit(self.kit).read_post(ctx.post, ctx.as_of)
+                videos = VideoReader.from_shared(self.shared).read_post(ctx.post, ctx.as_of)
             self.trace.videos, matches = videos.reports, videos.claim_matches
             self.notes.extend([*videos.problems, *videos.notes])
             # A keyframe that is a fact-checked picture is content enough, text or not.
@@ -273,7 +273,9 @@ class _Run:
                 return matches, self._unreadable(unreadable)
         if _undescribed_images(ctx.post):
             with self.timed("describe"):
-                images = ImageReader.for_kit(self.kit).read_post(ctx.post, ctx.ledger, ctx.as_of)
+                images = ImageReader.from_shared(self.shared).read_post(
+                    ctx.post, ctx.ledger, ctx.as_of
+                )
             self.trace.images = images.reports
             matches = [*matches, *images.claim_matches]
             self.notes.extend([*images.problems, *images.notes])
@@ -297,7 +299,7 @@ class _Run:
             if ctx.use_llm:
                 # The analysis writes the queries too, so search lessons guide it as well.
                 guidance = self.recall.guidance((Phase.ANALYSIS, Phase.SEARCH), ctx.post.text)
-                analysis = analyze(ctx, self.kit.llm, guidance)
+                analysis = analyze(ctx, self.shared.llm, guidance)
             else:
                 analysis = fallback_analysis(ctx.post)
         self.trace.analysis = analysis
@@ -310,7 +312,7 @@ class _Run:
 
         with self.timed("known_claims"):
             matches = merge_matches(
-                self._known_claims(analysis), image_matches, self.kit.cfg.claims.max_matches
+                self._known_claims(analysis), image_matches, self.shared.cfg.claims.max_matches
             )
         usable = [m for m in matches if usable_as_evidence(m)]
         self.suggestions = [_suggestion(m) for m in matches if not usable_as_evidence(m)]
@@ -340,7 +342,7 @@ class _Run:
 
     def _research(self, analysis: ClaimAnalysis, prior: list[Evidence]) -> ResearchOutcome:
         research = Research(
-            self.kit,
+            self.shared,
             self.ctx,
             analysis,
             self.scheduler,
@@ -355,7 +357,7 @@ class _Run:
     def _known_claims(self, analysis: ClaimAnalysis) -> list[ClaimMatch]:
         """Matches of the post's claims (and the post itself) in the claim index, best first,
         one per stored review."""
-        index = self.kit.claim_index
+        index = self.shared.claim_index
         # An empty index (the bot's database before any import) must cost nothing: no
         # embedding, no translation call.
         if index is None or len(index) == 0:
@@ -365,20 +367,20 @@ class _Run:
             [*analysis.claims, self.ctx.post.text],
             lang=self.ctx.lang,
             as_of=self.ctx.as_of,
-            llm=self.kit.llm if self.ctx.use_llm else None,
+            llm=self.shared.llm if self.ctx.use_llm else None,
             ledger=self.ctx.ledger,
         )
         self.notes.extend(known.notes)
         return known.matches
 
     def _fact_check(self, match: ClaimMatch) -> Evidence | None:
-        index = self.kit.claim_index
+        index = self.shared.claim_index
         # An image match needs no claim index (pipeline.images.reader); its thresholds still apply.
-        claims_cfg = index.cfg if index is not None else self.kit.cfg.claims
+        claims_cfg = index.cfg if index is not None else self.shared.cfg.claims
         return fact_check_evidence(
             match,
-            self.kit.publishers,
-            min_confidence=self.kit.cfg.guard.min_confidence,
+            self.shared.publishers,
+            min_confidence=self.shared.cfg.guard.min_confidence,
             strong=claims_cfg.strong_threshold,
         )
 
@@ -388,7 +390,7 @@ class _Run:
         if item is None:
             return None
         verdict = verdict_for(match)
-        text = templated_reply(match, self.ctx.platform, self.kit.cfg.guard, self.ctx.lang)
+        text = templated_reply(match, self.ctx.platform, self.shared.cfg.guard, self.ctx.lang)
         self.trace.drafts.append(text)
         with self.timed("guard"):
             report = guard.check_decision(
@@ -397,7 +399,7 @@ class _Run:
                 evidence=[item],
                 verdict=verdict,
                 confidence=item.confidence,
-                cfg=self.kit.cfg.guard,
+                cfg=self.shared.cfg.guard,
                 post_text=self.ctx.post.text,
             )
         self.trace.guard.append(report)
@@ -451,7 +453,7 @@ class _Run:
     ) -> str:
         return draft_reply(
             self.ctx,
-            self.kit.llm,
+            self.shared.llm,
             verdict=outcome.assessment.verdict,
             evidence=outcome.evidence,
             feedback=feedback,
@@ -483,7 +485,7 @@ class _Run:
             outcome.assessment.verdict,
             outcome.evidence,
             writer,
-            hedge=self.kit.cfg.research.hedge_writer,
+            hedge=self.shared.cfg.research.hedge_writer,
         )
         self.trace.writer_hedge = first.hedge
         if not first.early:
@@ -497,7 +499,7 @@ class _Run:
         report = None
         notes: list[str] = []
         first = self._first_draft(outcome)
-        for _attempt in range(1 + self.kit.cfg.guard.max_rewrites):
+        for _attempt in range(1 + self.shared.cfg.guard.max_rewrites):
             if text is None:
                 text = first.text
                 if first.early:
@@ -515,7 +517,7 @@ class _Run:
                     evidence=outcome.evidence,
                     verdict=verdict,
                     confidence=outcome.assessment.confidence,
-                    cfg=self.kit.cfg.guard,
+                    cfg=self.shared.cfg.guard,
                     post_text=self.ctx.post.text,
                 )
             self.trace.guard.append(report)

@@ -99,7 +99,7 @@ def _fill(index: LocalIndex) -> None:
             index.add(extract_document(url, html, "text/html"))
 
 
-def make_kit(fake: FakeLLM | None, index_path: Path, **research: Any) -> SharedParts:
+def make_shared_parts(fake: FakeLLM | None, index_path: Path, **research: Any) -> SharedParts:
     cfg = PipelineConfig(
         credibility=CredibilityConfig(overrides=TIERS),
         research=ResearchConfig(**research),

@@ -69,16 +69,16 @@ def command(
         section.enabled = spec.name == "local"
 
     with open_runtime(settings) as runtime:
-        assert runtime.kit.claim_index is not None and runtime.kit.local_index is not None
-        reviews = _import_claims(runtime.kit.claim_index, examples / "claims")
+        assert runtime.shared.claim_index is not None and runtime.shared.local_index is not None
+        reviews = _import_claims(runtime.shared.claim_index, examples / "claims")
         console.print(
             Text(f"claim index: {reviews} fictional fact-check(s) from {examples / 'claims'}")
         )
-        docs, errors = add_files(runtime.kit.local_index, [examples / "docs"])
+        docs, errors = add_files(runtime.shared.local_index, [examples / "docs"])
         console.print(Text(f"local index: {len(docs)} demo document(s) from {examples / 'docs'}"))
         for error in errors:
             console.print(Text(f"  could not index: {error}"))
-        if not runtime.kit.llm.configured:
+        if not runtime.shared.llm.configured:
             console.print(Text("no LLM endpoint configured: posts that need one are reported"))
         bot = Bot(runtime, build_adapters(settings))
         report = bot.run_once()

@@ -61,10 +61,10 @@ def posts(
 
     # The deployment's indexes (local, claims, authority) are tables of its database.
     index_db = Database(settings.database_url, busy_timeout_s=settings.database_busy_timeout_s)
-    kit = SharedParts.build(settings.pipeline(), rows=index_rows(index_db.engine))
+    shared = SharedParts.build(settings.pipeline(), rows=index_rows(index_db.engine))
     judge_llm = LLMClient(settings.judge.llm_config(settings.llm)) if judge else None
     run = EvalRun(
-        checker=Checker(kit, deadline_s=settings.runtime.check_deadline_s),
+        checker=Checker(shared, deadline_s=settings.runtime.check_deadline_s),
         guard_cfg=settings.guard,
         platform=target,
         judge=Judge(judge_llm, settings.guard, seed=settings.judge.seed) if judge_llm else None,
@@ -73,13 +73,13 @@ def posts(
     )
     if memory != "off":
         run.memory = _memory_copy(settings.database_url, memory_cfg)
-        kit.memory = run.memory
-    kit.cfg.memory = memory_cfg
+        shared.memory = run.memory
+    shared.cfg.memory = memory_cfg
     try:
         with progress.bar(ctx, f"checking {len(items)} posts", len(items)) as bar:
             results = run.run(items, on_post=lambda _r: bar.advance())
     finally:
-        kit.close()
+        shared.close()
         index_db.dispose()
     text = report_json(
         results,

@@ -58,7 +58,7 @@ def run_command(
                 # The operator's flag wins over modes an admin stored in the database.
                 apply_mode(settings, mode)
             bot = Bot(runtime, adapters)
-            announce(settings, runtime.kit)  # what it will do, and why it may do nothing
+            announce(settings, runtime.shared)  # what it will do, and why it may do nothing
             if once:
                 started = utcnow()
                 report = bot.run_once()

@@ -21,7 +21,7 @@ from storage.repositories import SqlDocumentStore
 class Runtime:
     settings: Settings
     db: Database
-    kit: SharedParts
+    shared: SharedParts
     checker: Checker
 
 
@@ -35,7 +35,7 @@ def index_rows(engine: Engine) -> StoreRows:
 
 
 @contextmanager
-def open_runtime(settings: Settings, *, kit: SharedParts | None = None) -> Iterator[Runtime]:
+def open_runtime(settings: Settings, *, shared: SharedParts | None = None) -> Iterator[Runtime]:
     runtime = settings.runtime
     # Opening migrates the schema, which waits for the write lock like any other step.
     db = retry_when_locked(
@@ -50,18 +50,18 @@ def open_runtime(settings: Settings, *, kit: SharedParts | None = None) -> Itera
         from bot.ops.queue import enqueue_from
 
         enqueue_from(db, settings)
-    kit = kit or SharedParts.build(
+    shared = shared or SharedParts.build(
         settings.pipeline(),
         rows=index_rows(db.engine),
         store=SqlDocumentStore(db),
         images=SqlImageStore(db),
     )
-    if kit.memory is None and settings.memory.mode != "off":
+    if shared.memory is None and settings.memory.mode != "off":
         # This deployment's experience memory, loaded once; the checks retrieve from it.
-        kit.memory = StoredMemory(db, settings.memory, embedder=kit.embedder)
+        shared.memory = StoredMemory(db, settings.memory, embedder=shared.embedder)
     try:
-        checker = Checker(kit, deadline_s=settings.runtime.check_deadline_s)
-        yield Runtime(settings=settings, db=db, kit=kit, checker=checker)
+        checker = Checker(shared, deadline_s=settings.runtime.check_deadline_s)
+        yield Runtime(settings=settings, db=db, shared=shared, checker=checker)
     finally:
-        kit.close()
+        shared.close()
         db.dispose()

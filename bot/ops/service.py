@@ -158,7 +158,7 @@ class Bot:
         return run
 
     def pull_timelines(self) -> PullReport:
-        return pull_timelines(self.runtime.kit, self.adapters)
+        return pull_timelines(self.runtime.shared, self.adapters)
 
     def maintenance(self) -> tuple[int, int]:
         # Another process's worker that died (here or on another host) loses its requests
@@ -244,9 +244,9 @@ class Bot:
             name="maintenance",
         )
         led = partial(self._led_job, leader)  # one instance learns, one syncs fact-checks
-        schedule_learning(scheduler, self.settings, self.runtime.kit.memory, wrap=led)
+        schedule_learning(scheduler, self.settings, self.runtime.shared.memory, wrap=led)
         schedule_claim_sync(
-            scheduler, self.settings, self.db, self.runtime.kit.claim_index, wrap=led
+            scheduler, self.settings, self.db, self.runtime.shared.claim_index, wrap=led
         )
         self._install_signal_handlers()
         scheduler.start()

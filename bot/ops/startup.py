@@ -40,7 +40,7 @@ def inbox_entries(inbox: Path) -> int:
     return 0
 
 
-def startup_report(settings: Settings, kit: SharedParts) -> StartupReport:
+def startup_report(settings: Settings, shared: SharedParts) -> StartupReport:
     report = StartupReport()
     enabled = [s.name for s in platforms.specs() if s.section(settings).enabled]
     modes = ", ".join(f"{name} {settings.adapter_mode(name)}" for name in enabled)
@@ -58,8 +58,8 @@ def startup_report(settings: Settings, kit: SharedParts) -> StartupReport:
             )
     elif not enabled:
         report.warnings.append("no adapter is enabled: the bot has nothing to poll")
-    providers = list(kit.cfg.search.providers)
-    documents = len(kit.local_index) if kit.local_index is not None else 0
+    providers = list(shared.cfg.search.providers)
+    documents = len(shared.local_index) if shared.local_index is not None else 0
     report.lines.append(
         f"search: {', '.join(providers) or 'none'}; local index in the database "
         f"({documents} documents)"
@@ -75,19 +75,19 @@ def startup_report(settings: Settings, kit: SharedParts) -> StartupReport:
             "memory.use_proposed is on: what the bot learned from its own episodes reaches "
             "later prompts without a moderator's approval, so a stranger's post can steer them"
         )
-    llm = kit.cfg.llm
+    llm = shared.cfg.llm
     report.lines.append(
         f"LLM: {llm.model} at {shown_url(llm.base_url) or 'the OpenAI API'}"
-        if kit.llm.configured
+        if shared.llm.configured
         else "LLM: none configured (posts that need one end as needs_llm)"
     )
     report.lines.append(f"database: {shown_url(settings.database_url)}")
     return report
 
 
-def announce(settings: Settings, kit: SharedParts) -> StartupReport:
+def announce(settings: Settings, shared: SharedParts) -> StartupReport:
     """Log what the bot is about to do (INFO) and why it may do nothing (WARNING)."""
-    report = startup_report(settings, kit)
+    report = startup_report(settings, shared)
     for line in report.lines:
         log.info("%s", line)
     for warning in report.warnings:

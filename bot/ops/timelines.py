@@ -27,17 +27,21 @@ class PullReport:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-def pull_timelines(kit: SharedParts, adapters: dict[str, Adapter], limit: int = 100) -> PullReport:
+def pull_timelines(
+    shared: SharedParts, adapters: dict[str, Adapter], limit: int = 100
+) -> PullReport:
     report = PullReport()
-    accounts = [a for a in kit.cfg.authority.accounts if a.platform in adapters]
+    accounts = [a for a in shared.cfg.authority.accounts if a.platform in adapters]
     if not accounts:
         return report
-    if kit.authority_index is None:
+    if shared.authority_index is None:
         # The first pull creates the index; checks use it from then on.
-        kit.authority_index = AuthorityIndex(
-            open_statement_rows(kit.cfg.authority.path), kit.embedder, cfg=kit.cfg.authority
+        shared.authority_index = AuthorityIndex(
+            open_statement_rows(shared.cfg.authority.path),
+            shared.embedder,
+            cfg=shared.cfg.authority,
         )
-    index = kit.authority_index
+    index = shared.authority_index
     for account in accounts:
         key = f"{account.platform}:{account.handle}"
         latest = index.latest(account.platform, account.handle)

@@ -32,14 +32,14 @@ class AuthorityFindings:
 
 
 def authority_evidence(
-    kit: SharedParts, ctx: CheckContext, analysis: ClaimAnalysis
+    shared: SharedParts, ctx: CheckContext, analysis: ClaimAnalysis
 ) -> AuthorityFindings:
     """Statements of the relevant authorities published before the post: evidence (with an
     LLM), or candidate passages (without); and what was considered, for the trace."""
-    index = kit.authority_index
+    index = shared.authority_index
     if index is None or len(index) == 0:
         return AuthorityFindings()
-    cfg = kit.cfg.authority
+    cfg = shared.cfg.authority
     text = " ".join([ctx.post.text, *analysis.claims])
     accounts = relevant_accounts(text, cfg.accounts, index.accounts())
     found = [
@@ -55,14 +55,14 @@ def authority_evidence(
     judgements = judge_stances(
         claim,
         found,
-        kit.llm,
+        shared.llm,
         ctx.ledger,
-        concurrency=kit.cfg.research.concurrency,
-        max_chars=kit.cfg.llm.max_post_chars,
+        concurrency=shared.cfg.research.concurrency,
+        max_chars=shared.cfg.llm.max_post_chars,
     )
     findings = AuthorityFindings()
     for judgement in judgements:
-        item, use = _judged(judgement, kit.cfg.llm.max_post_chars)
+        item, use = _judged(judgement, shared.cfg.llm.max_post_chars)
         findings.uses.append(use)
         if item is not None:
             findings.evidence.append(item)

@@ -100,7 +100,7 @@ def vision_url(taken: IntakeImage, cfg: ImagesConfig) -> str:
 
 
 class ImageReader:
-    """Reads the images of posts; built per check from the toolkit's long-lived parts."""
+    """Reads the images of posts; built per check from the long-lived shared parts."""
 
     def __init__(
         self,
@@ -131,19 +131,19 @@ class ImageReader:
         self.recognizer = recognizer
 
     @classmethod
-    def for_kit(cls, kit: SharedParts) -> ImageReader:
+    def from_shared(cls, shared: SharedParts) -> ImageReader:
         return cls(
-            kit.cfg.images,
-            kit.fetcher,
-            store=kit.images,
-            ocr=kit.ocr,
-            llm=kit.llm,
-            claims_cfg=kit.claim_index.cfg if kit.claim_index else kit.cfg.claims,
-            max_chars=kit.cfg.llm.max_item_chars,
-            reverse=kit.reverse_images,
-            publishers=kit.publishers,
-            embedder=kit.image_embedder,
-            recognizer=kit.image_recognizer,
+            shared.cfg.images,
+            shared.fetcher,
+            store=shared.images,
+            ocr=shared.ocr,
+            llm=shared.llm,
+            claims_cfg=shared.claim_index.cfg if shared.claim_index else shared.cfg.claims,
+            max_chars=shared.cfg.llm.max_item_chars,
+            reverse=shared.reverse_images,
+            publishers=shared.publishers,
+            embedder=shared.image_embedder,
+            recognizer=shared.image_recognizer,
         )
 
     def read_post(self, post: Post, ledger: CallLedger, as_of: datetime) -> ImageStageResult:

@@ -100,19 +100,19 @@ class PagePreparer:
     """Prepares the pages of one check: the as-of and replay rules, and one `ScoringGate` for
     the head start and every round, so the model always goes to the most urgent page."""
 
-    def __init__(self, kit: SharedParts, ctx: CheckContext) -> None:
-        self.kit = kit
+    def __init__(self, shared: SharedParts, ctx: CheckContext) -> None:
+        self.shared = shared
         self.ctx = ctx
-        self.gate = ScoringGate(kit.embedder.parallel)
+        self.gate = ScoringGate(shared.embedder.parallel)
 
     def prepare(self, result: SearchResult, tier: Tier, stop: threading.Event) -> PageOutcome:
         """Fetch one result, apply the as-of, length and dateless rules, and encode its
         passages. When `stop` is set by the time the page is downloaded (the round has already
         met its stop rule), the model is not run for it."""
-        kit = self.kit
-        doc = kit.get_document(result.url)
+        shared = self.shared
+        doc = shared.get_document(result.url)
         # Rate where the link led: the fetcher followed DOI/shortener redirects, SSRF-checked.
-        rating = kit.publishers.lookup(doc.final_url or result.url)
+        rating = shared.publishers.lookup(doc.final_url or result.url)
         if doc.ok and doc.published is None and result.published is not None:
             doc = doc.model_copy(update={"published": result.published, "date_source": "search"})
         unusable = usability(
@@ -120,13 +120,13 @@ class PagePreparer:
             as_of=self.ctx.as_of,
             replay=self.ctx.replay,
             reference_ok=rating.reference or tier is Tier.HIGH,
-            cfg=kit.cfg.fetch,
+            cfg=shared.cfg.fetch,
         )
         if unusable is not None:
             return PageOutcome(result, tier, unusable_reason(unusable), doc, detail=unusable)
         if stop.is_set():
             return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
-        text = doc.text[: kit.cfg.fetch.max_page_chars * 10]
+        text = doc.text[: shared.cfg.fetch.max_page_chars * 10]
         url = doc.final_url or doc.url
         gate = self.gate
 
@@ -141,7 +141,13 @@ class PagePreparer:
         # which passages the model should see (`pipeline.relevance.prefilter`).
         focus = [*query_texts(self.ctx.post, []), result.query]
         encoded = encode_page(
-            kit.embedder, url, text, kit.cfg.relevance, turn=turn, focus=focus, cache=kit.passages
+            shared.embedder,
+            url,
+            text,
+            shared.cfg.relevance,
+            turn=turn,
+            focus=focus,
+            cache=shared.passages,
         )
         if encoded is None:
             return PageOutcome(result, tier, PageReason.NOT_NEEDED, doc)
@@ -151,7 +157,7 @@ class PagePreparer:
         """Score an encoded page against the post and its claims: kept when relevant."""
         if page.encoded is None:
             return page
-        cfg = self.kit.cfg.relevance
+        cfg = self.shared.cfg.relevance
         scored = score_encoded(page.encoded, queries, cfg)
         relevance = round(scored.score, 4)
         if scored.score < cfg.page_threshold or not scored.passages:

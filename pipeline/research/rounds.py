@@ -132,7 +132,7 @@ class Research:
 
     def __init__(
         self,
-        kit: SharedParts,
+        shared: SharedParts,
         ctx: CheckContext,
         analysis: ClaimAnalysis,
         scheduler: ResearchScheduler,
@@ -141,8 +141,8 @@ class Research:
         prior: Sequence[Evidence] = (),
         head_start: HeadStart | None = None,
     ) -> None:
-        self.kit = kit
-        self.cfg = kit.cfg
+        self.shared = shared
+        self.cfg = shared.cfg
         self.ctx = ctx
         self.analysis = analysis
         self.scheduler = scheduler
@@ -181,14 +181,14 @@ class Research:
         queries = list(self.analysis.queries)
         tried: list[str] = []
         research = self.cfg.research
-        authority = authority_evidence(self.kit, self.ctx, self.analysis)
+        authority = authority_evidence(self.shared, self.ctx, self.analysis)
         candidates = authority.candidates
         evidence = order_evidence([*self._prior, *authority.evidence])
         assessment = assess(evidence, research)
         if evidence and stop_rule(evidence, research):
             rounds.append(RoundTrace(round=1, queries=[], documents=authority.uses))
             return ResearchOutcome(evidence, assessment, rounds, [], candidates[:10])
-        self._queries = encode_queries(self.kit.embedder, self._query_texts)
+        self._queries = encode_queries(self.shared.embedder, self._query_texts)
         try:
             for number in range(1, research.max_rounds + 1):
                 head = self._head if number == 1 else None
@@ -290,7 +290,7 @@ class Research:
         inputs = []
         for page in pages:
             assert page.doc is not None  # a kept page was fetched
-            rating = self.kit.publishers.lookup(page.doc.final_url or page.doc.url)
+            rating = self.shared.publishers.lookup(page.doc.final_url or page.doc.url)
             inputs.append(
                 evidence_stage.PageInput(
                     doc=page.doc,
@@ -305,7 +305,7 @@ class Research:
             inputs,
             self._post_block,
             self.analysis.claims,
-            self.kit.llm,
+            self.shared.llm,
             self.ctx.ledger,
             writing_rules=self._writing_rules,
             known=known,
@@ -346,7 +346,7 @@ class Research:
 
     def _requery(self, tried: list[str], evidence: list[Evidence]) -> tuple[list[str], str]:
         block = quote_untrusted("evidence", "\n".join(_evidence_lines(evidence)) or "(none yet)")
-        answer = self.kit.llm.structured(
+        answer = self.shared.llm.structured(
             "requery",
             system=REQUERY_SYSTEM,
             user=requery_user(

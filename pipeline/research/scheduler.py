@@ -223,12 +223,12 @@ class ResearchScheduler:
         self._late.shutdown(wait=False, cancel_futures=True)
 
 
-def tiered_search(kit: SharedParts) -> SearchFn:
-    """The toolkit's search, one tier at a time, restricted to the tier's publishers."""
+def tiered_search(shared: SharedParts) -> SearchFn:
+    """The shared search, one tier at a time, restricted to the tier's publishers."""
 
     def search(query: str, tier: Tier, limit: int) -> TierSearchOutcome:
-        return kit.search.search_tier(
-            query, tier, limit=limit, sites=kit.publishers.domains_for(tier)
+        return shared.search.search_tier(
+            query, tier, limit=limit, sites=shared.publishers.domains_for(tier)
         )
 
     return search

@@ -100,7 +100,7 @@ def describe(report: VideoReport, limit: int) -> tuple[str, str]:
 
 
 class VideoReader:
-    """Reads the videos of posts; built per check from the toolkit's long-lived parts."""
+    """Reads the videos of posts; built per check from the long-lived shared parts."""
 
     def __init__(
         self,
@@ -120,14 +120,14 @@ class VideoReader:
         self.transcriber = transcriber
 
     @classmethod
-    def for_kit(cls, kit: SharedParts) -> VideoReader:
+    def from_shared(cls, shared: SharedParts) -> VideoReader:
         return cls(
-            kit.cfg.video,
-            kit.fetcher,
-            images_cfg=kit.cfg.images,
-            ocr=kit.ocr,
-            pictures=ImageReader.for_kit(kit),
-            transcriber=build_transcriber(kit.cfg.transcription),
+            shared.cfg.video,
+            shared.fetcher,
+            images_cfg=shared.cfg.images,
+            ocr=shared.ocr,
+            pictures=ImageReader.from_shared(shared),
+            transcriber=build_transcriber(shared.cfg.transcription),
         )
 
     def read_post(self, post: Post, as_of: datetime) -> VideoStageResult:

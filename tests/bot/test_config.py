@@ -308,9 +308,9 @@ def test_one_index_path_for_the_index_and_claims_commands_and_the_runtime(
     assert imported.exit_code == 0, imported.output
     assert not (tmp_path / "data").exists()  # nothing went to a default path
     with open_runtime(load_settings()) as runtime:
-        assert runtime.kit.local_index is not None
-        assert runtime.kit.local_index.get("https://hygiene.example/h") is not None
-        assert runtime.kit.claim_index is not None  # opened only where the file exists
+        assert runtime.shared.local_index is not None
+        assert runtime.shared.local_index.get("https://hygiene.example/h") is not None
+        assert runtime.shared.claim_index is not None  # opened only where the file exists
 
 
 # Reading the environment anywhere else would bypass the settings (and their secret rules).

@@ -21,8 +21,8 @@ def test_images_seen_survive_the_runtime(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("FACTNOTE_INDEX_PATH", str(tmp_path / "index.sqlite"))
     seen = SeenImage(sha256="a" * 64, phash="8f373714acfcf4d0", source="post:1", seen_at=NOW)
     with open_runtime(load_settings()) as runtime:
-        assert isinstance(runtime.kit.images, SqlImageStore)
-        runtime.kit.images.add(seen)
+        assert isinstance(runtime.shared.images, SqlImageStore)
+        runtime.shared.images.add(seen)
     with open_runtime(load_settings()) as runtime:
-        [(found, distance)] = runtime.kit.images.near("8f373714acfcf4d1", 2)
+        [(found, distance)] = runtime.shared.images.near("8f373714acfcf4d1", 2)
     assert found == seen and distance == 1

@@ -36,14 +36,16 @@ def test_a_stalled_stage_ends_the_check_failed_at_its_deadline(
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS))
     search_cfg = SearchConfig(searxng_url=http_server.url("/searx"), timeout_s=30.0)
     search = TieredSearch([SearxngSearch(search_cfg)], PublisherTable.from_config(cfg.credibility))
-    kit = indexes.build_parts(cfg, index_path=build_index(tmp_path / "index.sqlite"), search=search)
+    shared = indexes.build_parts(
+        cfg, index_path=build_index(tmp_path / "index.sqlite"), search=search
+    )
     detect_language(POST)  # loads its model (seconds, once a process), so the run gets to research
     try:
         t0 = time.monotonic()
-        decision = Checker(kit, deadline_s=1.0).check(POST)
+        decision = Checker(shared, deadline_s=1.0).check(POST)
         elapsed = time.monotonic() - t0
     finally:
-        kit.close()
+        shared.close()
     assert elapsed < 1.0 + MARGIN_S
     assert decision.status is DecisionStatus.FAILED
     assert (

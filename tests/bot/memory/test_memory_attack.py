@@ -34,7 +34,7 @@ from pipeline.records import (
 from storage.db import Database
 from storage.repositories import add_decision, create_cli_request
 from testing.fakes.openai_server import FakeLLM, Reply
-from testing.scenarios import POST, build_index, make_kit, script_happy_path
+from testing.scenarios import POST, build_index, make_shared_parts, script_happy_path
 
 runner = CliRunner()
 ATTACK = (
@@ -103,14 +103,14 @@ def _check_prompts(tmp_path: Path, fake_llm: FakeLLM, url: str, cfg: MemoryConfi
     """Every prompt a later, unrelated check of a lemon-water post sent."""
     build_index(tmp_path / "index.sqlite")
     script_happy_path(fake_llm)
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite")
     db = Database(url)
-    kit.memory = StoredMemory(db, cfg)
+    shared.memory = StoredMemory(db, cfg)
     before = len(fake_llm.requests)
     try:
-        decision = Checker(kit).check(POST, Platform.X)
+        decision = Checker(shared).check(POST, Platform.X)
     finally:
-        kit.close()
+        shared.close()
         db.dispose()
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     return "\n".join(json.dumps(r.messages, ensure_ascii=False) for r in fake_llm.requests[before:])

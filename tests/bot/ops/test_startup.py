@@ -30,25 +30,25 @@ def no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def kit_for(tmp_path: Path) -> Iterator[list[SharedParts]]:
-    kits: list[SharedParts] = []
-    yield kits
-    for kit in kits:
-        kit.close()
+def shared_parts_for(tmp_path: Path) -> Iterator[list[SharedParts]]:
+    built: list[SharedParts] = []
+    yield built
+    for shared in built:
+        shared.close()
 
 
-def report_for(settings: Settings, kits: list[SharedParts]) -> tuple[list[str], list[str]]:
-    kit = indexes.build_parts(settings.pipeline(), index_path=settings.index_path)
-    kits.append(kit)
-    report = startup_report(settings, kit)
+def report_for(settings: Settings, built: list[SharedParts]) -> tuple[list[str], list[str]]:
+    shared = indexes.build_parts(settings.pipeline(), index_path=settings.index_path)
+    built.append(shared)
+    report = startup_report(settings, shared)
     return report.lines, report.warnings
 
 
 def test_an_empty_inbox_and_only_the_local_index_are_both_warned_about(
-    tmp_path: Path, kit_for: list[SharedParts]
+    tmp_path: Path, shared_parts_for: list[SharedParts]
 ) -> None:
     (tmp_path / "inbox").mkdir()
-    lines, warnings = report_for(local_settings(tmp_path), kit_for)
+    lines, warnings = report_for(local_settings(tmp_path), shared_parts_for)
     assert len(warnings) == 2
     assert f"the local inbox ({tmp_path / 'inbox'}) is empty" in warnings[0]
     assert "[x] enabled = true" in warnings[0]
@@ -59,7 +59,7 @@ def test_an_empty_inbox_and_only_the_local_index_are_both_warned_about(
 
 
 def test_a_waiting_summons_and_a_web_provider_leave_nothing_to_warn_about(
-    tmp_path: Path, kit_for: list[SharedParts]
+    tmp_path: Path, shared_parts_for: list[SharedParts]
 ) -> None:
     inbox = tmp_path / "inbox"
     inbox.mkdir()
@@ -67,31 +67,33 @@ def test_a_waiting_summons_and_a_web_provider_leave_nothing_to_warn_about(
     settings = local_settings(
         tmp_path, search={"providers": ["searxng", "local"], "searxng_url": "http://127.0.0.1:9"}
     )
-    lines, warnings = report_for(settings, kit_for)
+    lines, warnings = report_for(settings, shared_parts_for)
     assert warnings == []
     assert f"local inbox: {inbox} (1 summons waiting)" in lines
 
 
 def test_using_unreviewed_memory_is_warned_about(
-    tmp_path: Path, kit_for: list[SharedParts]
+    tmp_path: Path, shared_parts_for: list[SharedParts]
 ) -> None:
     (tmp_path / "inbox").mkdir()
     (tmp_path / "inbox" / "1.json").write_text("{}", encoding="utf-8")
     search = {"providers": ["searxng"], "searxng_url": "http://127.0.0.1:9"}
-    _, quiet = report_for(local_settings(tmp_path, search=search), kit_for)
+    _, quiet = report_for(local_settings(tmp_path, search=search), shared_parts_for)
     assert quiet == []
     settings = local_settings(tmp_path, search=search, memory={"use_proposed": True})
-    _, warnings = report_for(settings, kit_for)
+    _, warnings = report_for(settings, shared_parts_for)
     assert warnings == [
         "memory.use_proposed is on: what the bot learned from its own episodes reaches later "
         "prompts without a moderator's approval, so a stranger's post can steer them"
     ]
 
 
-def test_the_database_password_is_never_shown(tmp_path: Path, kit_for: list[SharedParts]) -> None:
+def test_the_database_password_is_never_shown(
+    tmp_path: Path, shared_parts_for: list[SharedParts]
+) -> None:
     settings = local_settings(tmp_path)
     settings.database_url = "postgresql+psycopg://factnote:s3cret-pw@db.example:5432/factnote"
-    lines, _ = report_for(settings, kit_for)
+    lines, _ = report_for(settings, shared_parts_for)
     assert "s3cret-pw" not in " ".join(lines)
     assert "database: postgresql+psycopg://factnote:***@db.example:5432/factnote" in lines
 

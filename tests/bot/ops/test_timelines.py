@@ -45,31 +45,31 @@ def test_pull_stores_only_registry_accounts_and_only_new_posts(tmp_path: Path) -
     cfg.authority.accounts = [
         AuthorityAccount(platform="local", handle="health_ministry_demo", topics=["health"])
     ]
-    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
+    shared = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
     adapters = {"local": LocalAdapter(inbox, tmp_path / "outbox.jsonl")}
     try:
-        first = pull_timelines(kit, adapters)
+        first = pull_timelines(shared, adapters)
         assert first.new == {"local:health_ministry_demo": 1}
-        assert kit.authority_index is not None
-        again = pull_timelines(kit, adapters)
+        assert shared.authority_index is not None
+        again = pull_timelines(shared, adapters)
         assert again.new == {"local:health_ministry_demo": 0}
         _inbox(inbox, [("12", "health_ministry_demo", "Flu vaccines are free this winter.")])
-        third = pull_timelines(kit, adapters)
+        third = pull_timelines(shared, adapters)
         assert third.new == {"local:health_ministry_demo": 1}
-        latest = kit.authority_index.latest("local", "health_ministry_demo")
+        latest = shared.authority_index.latest("local", "health_ministry_demo")
         assert latest is not None and latest.post_id == "12"
     finally:
-        kit.close()
+        shared.close()
 
 
 def test_accounts_on_platforms_without_an_adapter_are_not_pulled(tmp_path: Path) -> None:
     cfg = PipelineConfig()
     cfg.authority.path = str(tmp_path / "authority.sqlite")
     cfg.authority.accounts = [AuthorityAccount(platform="x", handle="someone_demo")]
-    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
+    shared = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite")
     try:
-        report = pull_timelines(kit, {"local": LocalAdapter(tmp_path, tmp_path / "o.jsonl")})
-        assert report.new == {} and kit.authority_index is None
+        report = pull_timelines(shared, {"local": LocalAdapter(tmp_path, tmp_path / "o.jsonl")})
+        assert report.new == {} and shared.authority_index is None
         assert not (tmp_path / "authority.sqlite").exists()
     finally:
-        kit.close()
+        shared.close()

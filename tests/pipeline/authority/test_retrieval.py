@@ -333,10 +333,10 @@ def check_against_two_authorities(
     paediatrics = AuthorityAccount(handle="PaediatricsSocietyDemo", topics=["measles", "vaccine"])
     cfg = PipelineConfig(authority=AuthorityConfig(accounts=[*REGISTRY, paediatrics]))
     cfg.llm = fake_llm.config(**llm)
-    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", authority_index=index)
+    shared = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", authority_index=index)
     post = Post(id="p9", author="someone_demo", text=CLAIM, created_at=POSTED)
-    decision = Checker(kit).check(post, Platform.X, as_of=POSTED + timedelta(days=1))
-    kit.close()
+    decision = Checker(shared).check(post, Platform.X, as_of=POSTED + timedelta(days=1))
+    shared.close()
     return decision
 
 

@@ -299,7 +299,7 @@ def test_templated_reply_keeps_within_every_limit_of_the_platforms_format() -> N
 # --- in the pipeline ---------------------------------------------------------------------------
 
 
-def kit_with(tmp_path: Path, ix: ClaimIndex, fake: FakeLLM | None = None) -> SharedParts:
+def shared_parts_with(tmp_path: Path, ix: ClaimIndex, fake: FakeLLM | None = None) -> SharedParts:
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides={"blog.example": "low"}))
     if fake is not None:
         cfg.llm = fake.config()
@@ -313,18 +313,18 @@ def post(text: str) -> Post:
 def test_no_llm_strong_match_to_a_false_rating_gets_a_templated_reply_through_the_guard(
     index: ClaimIndex, tmp_path: Path
 ) -> None:
-    kit = kit_with(tmp_path, index)
-    decision = Checker(kit).check(post(PARAPHRASE), Platform.X, as_of=NOW)
+    shared = shared_parts_with(tmp_path, index)
+    decision = Checker(shared).check(post(PARAPHRASE), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.verdict is Verdict.REFUTED
     assert decision.reply is not None and LEMON_URL in decision.reply
     assert decision.urls == [LEMON_URL]
     [evidence] = decision.evidence
     assert evidence.source == "fact_check" and evidence.tier is Tier.HIGH
-    assert decision.confidence >= kit.cfg.guard.min_confidence
+    assert decision.confidence >= shared.cfg.guard.min_confidence
     assert decision.trace.guard and decision.trace.guard[-1].valid
     assert decision.trace.rounds == []  # no web research was needed
-    kit.close()
+    shared.close()
 
 
 @pytest.mark.parametrize(
@@ -335,8 +335,8 @@ def test_no_llm_strong_match_to_a_false_rating_gets_a_templated_reply_through_th
 def test_no_llm_a_weak_or_demoted_match_gets_no_reply_and_is_suggested_with_the_reason(
     index: ClaimIndex, tmp_path: Path, text: str, shown: str
 ) -> None:
-    kit = kit_with(tmp_path, index)
-    decision = Checker(kit).check(post(text), Platform.X, as_of=NOW)
+    shared = shared_parts_with(tmp_path, index)
+    decision = Checker(shared).check(post(text), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.NEEDS_LLM
     assert decision.reply is None
     [suggestion] = [r for r in decision.reasons if r.startswith("suggested fact-check:")]
@@ -344,7 +344,7 @@ def test_no_llm_a_weak_or_demoted_match_gets_no_reply_and_is_suggested_with_the_
         rf"suggested fact-check: {re.escape(LEMON_URL)} \(score 0\.\d\d; weak", suggestion
     )
     assert shown in suggestion
-    kit.close()
+    shared.close()
 
 
 def test_no_llm_strong_match_from_a_low_tier_publisher_is_refused_by_the_guard(
@@ -352,8 +352,8 @@ def test_no_llm_strong_match_from_a_low_tier_publisher_is_refused_by_the_guard(
 ) -> None:
     ix = open_index(tmp_path / "claims.sqlite")
     ix.add([record(url="https://blog.example/lemon", publisher_name="Some Blog")])
-    kit = kit_with(tmp_path, ix)
-    decision = Checker(kit).check(post(PARAPHRASE), Platform.X, as_of=NOW)
+    shared = shared_parts_with(tmp_path, ix)
+    decision = Checker(shared).check(post(PARAPHRASE), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.NEEDS_LLM
     assert any(
         r.startswith("templated reply refused: ") and "thin_evidence" in r for r in decision.reasons
@@ -361,7 +361,7 @@ def test_no_llm_strong_match_from_a_low_tier_publisher_is_refused_by_the_guard(
     assert any(
         r.startswith("suggested fact-check: https://blog.example/lemon") for r in decision.reasons
     )
-    kit.close()
+    shared.close()
 
 
 def test_with_an_llm_a_strong_match_is_the_first_evidence(
@@ -386,8 +386,8 @@ def test_with_an_llm_a_strong_match_is_the_first_evidence(
 
     fake_llm.script("write", cite_first)
     fake_llm.script("match_check", Reply.json({"relation": "same", "reason": "Same claim."}))
-    kit = kit_with(tmp_path, index, fake_llm)
-    decision = Checker(kit).check(post(PARAPHRASE), Platform.X, as_of=NOW)
+    shared = shared_parts_with(tmp_path, index, fake_llm)
+    decision = Checker(shared).check(post(PARAPHRASE), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.evidence[0].source == "fact_check"
     assert decision.urls == [LEMON_URL]
@@ -395,7 +395,7 @@ def test_with_an_llm_a_strong_match_is_the_first_evidence(
     prompt = fake_llm.requests_for("write")[0].body["messages"][-1]["content"]
     assert prompt.index(LEMON_URL) < len(prompt)
     assert 'n="1"' in prompt.split(LEMON_URL)[0]
-    kit.close()
+    shared.close()
 
 
 # --- reversals, LLM confirmation, other languages ---------------------------------------------
@@ -498,12 +498,12 @@ def test_no_llm_german_post_matching_a_german_fact_check_gets_a_german_reply(
             )
         ]
     )
-    kit = kit_with(tmp_path, ix)
-    decision = Checker(kit).check(post(GERMAN), Platform.X, as_of=NOW)
+    shared = shared_parts_with(tmp_path, ix)
+    decision = Checker(shared).check(post(GERMAN), Platform.X, as_of=NOW)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.reply is not None and decision.reply.startswith("Faktenchecker von Correctiv")
     assert decision.lang == "de"
-    kit.close()
+    shared.close()
 
 
 def test_a_time_bound_claim_expires_sooner_than_an_evergreen_hoax(tmp_path: Path) -> None:

@@ -34,7 +34,9 @@ SHOT_LINES = ["Lemon water cures the flu", "in three days, doctors say"]
 REVIEW_URL = "https://www.snopes.com/fact-check/burning-forest-photo/"
 
 
-def kit_for(tmp_path: Path, fake: FakeLLM | None = None, *, local: bool = True) -> SharedParts:
+def shared_parts_for(
+    tmp_path: Path, fake: FakeLLM | None = None, *, local: bool = True
+) -> SharedParts:
     cfg = PipelineConfig(
         credibility=CredibilityConfig(overrides=TIERS),
         fetch=FetchConfig(allow_hosts=["127.0.0.1"] if local else []),
@@ -71,10 +73,10 @@ def stop_analysis(fake: FakeLLM) -> None:
 def test_without_a_vision_model_the_ocr_text_describes_the_image_and_the_decision_says_so(
     tmp_path: Path,
 ) -> None:
-    kit = kit_for(tmp_path)
+    shared = shared_parts_for(tmp_path)
     post = image_post(tmp_path, screenshot("Health Daily", "@healthdaily", SHOT_LINES))
-    decision = Checker(kit).check(post, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(post, as_of=NOW)
+    shared.close()
     [report] = decision.trace.images
     assert report.described_by is DescriptionSource.OCR
     assert report.format == "PNG" and report.sha256 and report.phash
@@ -105,9 +107,9 @@ def test_with_a_vision_model_it_sees_our_small_jpeg_at_low_detail_and_the_text_f
     stop_analysis(fake_llm)
     big = screenshot("Health Daily", "@healthdaily", SHOT_LINES).resize((2400, 1200))
     post = image_post(tmp_path, big, text=POST.text)
-    kit = kit_for(tmp_path, fake_llm)
-    decision = Checker(kit).check(post, as_of=NOW)
-    kit.close()
+    shared = shared_parts_for(tmp_path, fake_llm)
+    decision = Checker(shared).check(post, as_of=NOW)
+    shared.close()
     [vision] = fake_llm.requests_for("describe_image")
     part = vision.body["messages"][-1]["content"][1]["image_url"]
     assert part["detail"] == "low"
@@ -134,9 +136,9 @@ def test_a_remote_image_is_fetched_by_us_and_sent_inline(fake_llm: FakeLLM, tmp_
             "/pic.jpg", Route(body=encode(photo("flower.jpg"), "JPEG"), content_type="image/jpeg")
         )
         post = POST.model_copy(update={"images": [Image(source=server.url("/pic.jpg"))]})
-        kit = kit_for(tmp_path, fake_llm)
-        decision = Checker(kit).check(post, as_of=NOW)
-        kit.close()
+        shared = shared_parts_for(tmp_path, fake_llm)
+        decision = Checker(shared).check(post, as_of=NOW)
+        shared.close()
         assert server.hits("/pic.jpg") == 1
     # No SerpApi key: the reverse search is skipped, and the report says so.
     assert decision.trace.images[0].reverse_search.startswith("skipped: no key")
@@ -150,9 +152,9 @@ def test_an_unreadable_image_beside_text_is_noted_and_the_check_goes_on(
 ) -> None:
     stop_analysis(fake_llm)
     post = POST.model_copy(update={"images": [Image(source=str(tmp_path / "missing.png"))]})
-    kit = kit_for(tmp_path, fake_llm)
-    decision = Checker(kit).check(post, as_of=NOW)
-    kit.close()
+    shared = shared_parts_for(tmp_path, fake_llm)
+    decision = Checker(shared).check(post, as_of=NOW)
+    shared.close()
     assert fake_llm.calls("describe_image") == 0
     assert fake_llm.calls("analyze") == 1
     assert any("image 1 not described" in r and "no such file" in r for r in decision.reasons)
@@ -162,7 +164,7 @@ def test_an_unreadable_image_beside_text_is_noted_and_the_check_goes_on(
 def test_a_post_whose_only_content_is_an_unreadable_image_abstains_saying_why(
     tmp_path: Path, source: str
 ) -> None:
-    kit = kit_for(tmp_path, local=False)
+    shared = shared_parts_for(tmp_path, local=False)
     if source == "blank":
         post = image_post(tmp_path, PILImage.new("RGB", (400, 300), (240, 240, 240)), "@factnote")
         why = "no text could be read in it"
@@ -171,8 +173,8 @@ def test_a_post_whose_only_content_is_an_unreadable_image_abstains_saying_why(
             update={"text": "real?? @factnote", "images": [Image(source=source)]}
         )
         why = "refused 10.1.2.3 (private)"
-    decision = Checker(kit).check(post, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(post, as_of=NOW)
+    shared.close()
     assert decision.status is DecisionStatus.ABSTAIN
     assert decision.verdict is Verdict.NOT_CHECKABLE
     assert decision.reasons[0].startswith(
@@ -184,8 +186,8 @@ def test_a_post_whose_only_content_is_an_unreadable_image_abstains_saying_why(
 
 def test_a_repost_of_a_debunked_image_is_a_known_claim(tmp_path: Path) -> None:
     original = photo("china.jpg")
-    kit = kit_for(tmp_path)
-    kit.images.add(
+    shared = shared_parts_for(tmp_path)
+    shared.images.add(
         SeenImage(
             sha256="0" * 64,
             phash=phash(original),
@@ -203,8 +205,8 @@ def test_a_repost_of_a_debunked_image_is_a_known_claim(tmp_path: Path) -> None:
     )
     repost = ALTERATIONS["resize 50% + jpeg q60"](original)
     post = image_post(tmp_path, repost, text="Look what happened yesterday!!")
-    decision = Checker(kit).check(post, Platform.X, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(post, Platform.X, as_of=NOW)
+    shared.close()
     [match] = decision.trace.images[0].matches
     assert match.fact_check_url == REVIEW_URL and match.distance <= 10
     # Without an LLM a strong known claim gets the templated reply citing the fact-check.
@@ -215,18 +217,18 @@ def test_a_repost_of_a_debunked_image_is_a_known_claim(tmp_path: Path) -> None:
 
 
 def test_images_seen_in_earlier_posts_are_matched_and_stored_once(tmp_path: Path) -> None:
-    kit = kit_for(tmp_path)
+    shared = shared_parts_for(tmp_path)
     picture = photo("flower.jpg")
     first = image_post(tmp_path, picture, "first", name="one.png")
     again = image_post(tmp_path, picture, "again", name="two.png")
     other = image_post(tmp_path, ALTERATIONS["jpeg q30"](picture), "other", name="three.png")
-    checker = Checker(kit)
+    checker = Checker(shared)
     assert checker.check(first, as_of=NOW).trace.images[0].matches == []
     [same] = checker.check(again, as_of=NOW).trace.images[0].matches
     assert same.distance == 0 and same.source == first.images[0].source
     matched = checker.check(other, as_of=NOW).trace.images[0].matches
     assert [m.source for m in matched] == [first.images[0].source]  # the same bytes: one row
-    kit.close()
+    shared.close()
 
 
 def test_reverse_search_finds_where_a_posted_image_appeared_first(tmp_path: Path) -> None:
@@ -245,13 +247,13 @@ def test_reverse_search_finds_where_a_posted_image_appeared_first(tmp_path: Path
         )
         image_url = server.url("/palace.jpg")
         post = POST.model_copy(update={"images": [Image(source=image_url)]})
-        kit = kit_for(tmp_path)
-        kit.reverse_images = LensSearch(
+        shared = shared_parts_for(tmp_path)
+        shared.reverse_images = LensSearch(
             ImagesConfig(serpapi_api_key=SecretStr("k")),
             client=httpx.Client(transport=httpx.MockTransport(serpapi)),
         )
-        decision = Checker(kit).check(post, as_of=NOW)
-        kit.close()
+        decision = Checker(shared).check(post, as_of=NOW)
+        shared.close()
     assert asked[0].url.params["url"] == image_url
     [report] = decision.trace.images
     assert report.reverse_search.startswith("google_lens: 5 match(es), 1 dated after as-of")

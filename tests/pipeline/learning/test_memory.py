@@ -22,7 +22,7 @@ from pipeline.learning.memory import (
 from pipeline.llm.client import CallLedger, LLMClient
 from pipeline.records import DecisionStatus, Platform, utcnow
 from testing.fakes.openai_server import FakeLLM, Reply
-from testing.scenarios import POST, build_index, make_kit, script_happy_path
+from testing.scenarios import POST, build_index, make_shared_parts, script_happy_path
 
 
 def item(
@@ -173,16 +173,16 @@ def test_each_phase_of_a_check_is_shown_its_items_and_the_trace_records_them(
 ) -> None:
     build_index(tmp_path / "index.sqlite")
     script_happy_path(fake_llm)
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite")
     items = [
         item(Phase.ANALYSIS, "lemon flu remedy", "Separate the remedy claim from the cure claim"),
         item(Phase.SEARCH, "flu virus remedy", "Search health agencies for remedy claims"),
         item(Phase.WRITING, "lemon flu throat", "Say what the remedy does and does not do"),
         item(Phase.WRITING, "election ballots", "never shown for this post"),
     ]
-    kit.memory = MemoryIndex(kit.cfg.memory, items)
-    decision = Checker(kit).check(POST, Platform.X)
-    kit.close()
+    shared.memory = MemoryIndex(shared.cfg.memory, items)
+    decision = Checker(shared).check(POST, Platform.X)
+    shared.close()
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     analysis_prompt = fake_llm.requests_for("analyze")[0].messages[-1]["content"]
     writing_prompt = fake_llm.requests_for("write")[0].messages[-1]["content"]

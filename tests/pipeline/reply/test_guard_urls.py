@@ -26,7 +26,7 @@ from pipeline.reply.guard import check_text, find_urls
 from pipeline.web.urls import browser_url, has_credentials
 from testing import indexes
 from testing.fakes.openai_server import FakeLLM, Reply
-from testing.scenarios import ANALYSIS, POST, build_index, make_kit, quotes_from_page
+from testing.scenarios import ANALYSIS, POST, build_index, make_shared_parts, quotes_from_page
 
 CFG = GuardConfig()
 E = "https://www.who.int/news/item/measles"  # the evidence page of most rows
@@ -323,11 +323,11 @@ def test_a_draft_with_a_disguised_link_is_rewritten_and_the_decision_lists_only_
     fake_llm.script(("write", "rewrite"), drafts)
     index = indexes.local_index(build_index(tmp_path / "index.sqlite"))
     index.close()
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite")
     try:
-        decision = Checker(kit).check(POST, Platform.BLUESKY)
+        decision = Checker(shared).check(POST, Platform.BLUESKY)
     finally:
-        kit.close()
+        shared.close()
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     first = decision.trace.guard[0]
     assert "url_not_normalised" in [p.code for p in first.problems]

@@ -42,7 +42,7 @@ from testing.scenarios import (
     TIERS,
     build_index,
     cite_first_two,
-    make_kit,
+    make_shared_parts,
     page,
     quotes_from_page,
     script_happy_path,
@@ -79,8 +79,8 @@ def test_post_words_find_evidence_the_analysts_queries_missed(
     fake_llm.script("analyze", Reply.json(NOWHERE))
     fake_llm.script("evidence", quotes_from_page)
     fake_llm.script("write", cite_first_two)
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
-    decision = Checker(kit).check(POST)
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(shared).check(POST)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     assert decision.verdict is Verdict.REFUTED
     # Settled in the first round: no re-query was needed.
@@ -90,7 +90,7 @@ def test_post_words_find_evidence_the_analysts_queries_missed(
     assert first.queries == [post_query(POST), *NOWHERE["queries"]]
     assert {r.query for r in first.results} == {post_query(POST)}
     assert [e.tier for e in decision.evidence] == [Tier.HIGH, Tier.HIGH]
-    kit.close()
+    shared.close()
 
 
 def test_head_start_and_sequential_order_reach_the_same_decision(
@@ -99,11 +99,11 @@ def test_head_start_and_sequential_order_reach_the_same_decision(
     script_happy_path(fake_llm)
     decisions = []
     for concurrency in (8, 1):
-        kit = make_kit(
+        shared = make_shared_parts(
             fake_llm, tmp_path / "index.sqlite", concurrency=concurrency, search_concurrency=1
         )
-        decisions.append(Checker(kit).check(POST))
-        kit.close()
+        decisions.append(Checker(shared).check(POST))
+        shared.close()
     concurrent, sequential = decisions
     assert concurrent.status is sequential.status is DecisionStatus.REPLY
     assert [e.url for e in concurrent.evidence] == [e.url for e in sequential.evidence]
@@ -122,24 +122,24 @@ def test_not_checkable_post_sends_nothing_the_head_start_found_to_the_extractor(
         "analyze",
         Reply.json({**ANALYSIS, "checkable": False, "reason": "an opinion", "queries": []}),
     )
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
-    decision = Checker(kit).check(POST)
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite")
+    decision = Checker(shared).check(POST)
     assert decision.status is DecisionStatus.ABSTAIN
     assert decision.verdict is Verdict.NOT_CHECKABLE
     assert fake_llm.calls("evidence") == 0
     assert decision.trace.rounds == []
-    kit.close()
+    shared.close()
 
 
 def test_head_start_can_be_switched_off(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
     script_happy_path(fake_llm)
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite", head_start=False)
-    decision = Checker(kit).check(POST)
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite", head_start=False)
+    decision = Checker(shared).check(POST)
     assert decision.trace.rounds[0].queries == ANALYSIS["queries"]
     assert "head_start" not in decision.timings
-    kit.close()
+    shared.close()
 
 
 class _SlowForAnalystQueries:
@@ -183,17 +183,17 @@ def test_stop_rule_met_by_head_start_pages_does_not_wait_for_a_slow_site(
         )
         publishers = PublisherTable.from_config(cfg.credibility)
         client = httpx.Client(proxy=server.base_url, trust_env=False)
-        kit = indexes.build_parts(
+        shared = indexes.build_parts(
             cfg,
             index_path=tmp_path / "index.sqlite",
             search=TieredSearch([_SlowForAnalystQueries(slow_url)], publishers),
             fetcher=Fetcher(cfg.fetch, client=client),
         )
-        decision = Checker(kit).check(POST)
+        decision = Checker(shared).check(POST)
         assert decision.status is DecisionStatus.REPLY, decision.reasons
         slow = [d for d in decision.trace.rounds[0].documents if d.url == slow_url]
         assert [d.reason for d in slow] == [SkipReason.NOT_FETCHED]
-        kit.close()
+        shared.close()
     finally:
         server.stop()
 
@@ -237,18 +237,18 @@ def test_pages_scored_for_one_post_are_not_encoded_again_for_the_next(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script_happy_path(fake_llm)
-    kit = make_kit(fake_llm, tmp_path / "index.sqlite")
+    shared = make_shared_parts(fake_llm, tmp_path / "index.sqlite")
     runs: list[list[str]] = [[]]
-    real_encode = kit.embedder.encode
+    real_encode = shared.embedder.encode
 
     def counting(texts: Sequence[str]) -> Any:
         runs[-1].extend(texts)  # the current check's list
         return real_encode(texts)
 
-    monkeypatch.setattr(kit.embedder, "encode", counting)
-    first = Checker(kit).check(POST)
+    monkeypatch.setattr(shared.embedder, "encode", counting)
+    first = Checker(shared).check(POST)
     runs.append([])
-    second = Checker(kit).check(POST)
+    second = Checker(shared).check(POST)
     first_run, second_run = runs
     assert [e.url for e in second.evidence] == [e.url for e in first.evidence]
     # The post, its claims and the search queries are encoded for each check; no passage the
@@ -259,7 +259,7 @@ def test_pages_scored_for_one_post_are_not_encoded_again_for_the_next(
     passages_first = set(first_run) - per_check
     assert passages_first, "the first check encoded no passage: nothing was cached"
     assert not (set(second_run) - per_check) & passages_first
-    kit.close()
+    shared.close()
 
 
 class _Flaky:
@@ -278,37 +278,37 @@ class _Flaky:
         return self.inner.search(query, limit=limit, sites=sites)
 
 
-def _with_search(kit: SharedParts, down: Callable[[str], bool]) -> SharedParts:
-    assert kit.local_index is not None
-    kit.search = TieredSearch([_Flaky(kit.local_index, down)], kit.publishers)
-    return kit
+def _with_search(shared: SharedParts, down: Callable[[str], bool]) -> SharedParts:
+    assert shared.local_index is not None
+    shared.search = TieredSearch([_Flaky(shared.local_index, down)], shared.publishers)
+    return shared
 
 
 def test_head_start_search_failure_is_recorded_and_the_analysts_queries_still_run(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
     script_happy_path(fake_llm)
-    kit = _with_search(
-        make_kit(fake_llm, tmp_path / "index.sqlite"), lambda q: q == post_query(POST)
+    shared = _with_search(
+        make_shared_parts(fake_llm, tmp_path / "index.sqlite"), lambda q: q == post_query(POST)
     )
-    decision = Checker(kit).check(POST)
+    decision = Checker(shared).check(POST)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     errors = decision.trace.rounds[0].search_errors
     assert errors and all("503" in e for e in errors)
     assert {r.query for r in decision.trace.rounds[0].results} <= set(ANALYSIS["queries"])
-    kit.close()
+    shared.close()
 
 
 def test_every_search_failing_head_start_included_fails_the_check(
     fake_llm: FakeLLM, index: LocalIndex, tmp_path: Path
 ) -> None:
     script_happy_path(fake_llm)
-    kit = _with_search(make_kit(fake_llm, tmp_path / "index.sqlite"), lambda q: True)
-    decision = Checker(kit).check(POST)
+    shared = _with_search(make_shared_parts(fake_llm, tmp_path / "index.sqlite"), lambda q: True)
+    decision = Checker(shared).check(POST)
     assert decision.status is DecisionStatus.FAILED
     assert decision.error is not None and decision.error.startswith("SearchError")
     assert decision.verdict is None
-    kit.close()
+    shared.close()
 
 
 def test_a_page_that_is_already_a_matched_fact_check_is_not_extracted_again(
@@ -335,11 +335,11 @@ def test_a_page_that_is_already_a_matched_fact_check_is_not_extracted_again(
     )
     script_happy_path(fake_llm)
     cfg = PipelineConfig(credibility=CredibilityConfig(overrides=TIERS), llm=fake_llm.config())
-    kit = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", claim_index=claims)
-    decision = Checker(kit).check(POST)
+    shared = indexes.build_parts(cfg, index_path=tmp_path / "index.sqlite", claim_index=claims)
+    decision = Checker(shared).check(POST)
     assert decision.status is DecisionStatus.REPLY, decision.reasons
     from_ministry = [e for e in decision.evidence if e.url == ministry]
     assert [e.source for e in from_ministry] == ["fact_check"]
     uses = [d for d in decision.trace.rounds[0].documents if d.url == ministry]
     assert [d.reason for d in uses] == [SkipReason.ALREADY_FACT_CHECK]
-    kit.close()
+    shared.close()

@@ -70,7 +70,7 @@ def test_a_caption_over_several_keyframes_is_one_finding_with_its_time_range() -
     assert found[1].span == "0:02-0:07"
 
 
-def kit_for(
+def shared_parts_for(
     tmp_path: Path,
     *,
     with_review: bool = True,
@@ -115,10 +115,10 @@ def video_post(path: Path, text: str = "") -> Post:
 def test_a_video_only_post_with_the_claim_in_burned_in_captions_gets_the_templated_reply(
     tmp_path: Path,
 ) -> None:
-    kit = kit_for(tmp_path)
+    shared = shared_parts_for(tmp_path)
     post = video_post(render(tmp_path / "clip.mp4", CAPTIONED))
-    decision = Checker(kit).check(post, Platform.X, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(post, Platform.X, as_of=NOW)
+    shared.close()
     [report] = decision.trace.videos
     assert [(f.text, f.span) for f in report.findings] == [
         ("Hot lemon water every hour", "0:01-0:03"),
@@ -138,9 +138,9 @@ def test_a_reupload_of_a_debunked_clip_is_a_known_claim_by_its_keyframes(
     tmp_path: Path,
 ) -> None:
     stills = [photo(name).resize((640, 360)) for name in ("flower.jpg", "china.jpg")]
-    kit = kit_for(tmp_path, with_review=False)
-    assert kit.images is not None
-    kit.images.add(
+    shared = shared_parts_for(tmp_path, with_review=False)
+    assert shared.images is not None
+    shared.images.add(
         SeenImage(
             sha256="0" * 64,
             phash=phash(stills[1]),
@@ -151,8 +151,8 @@ def test_a_reupload_of_a_debunked_clip_is_a_known_claim_by_its_keyframes(
     )
     clip = render_pictures(tmp_path / "reupload.mp4", [(stills[0], 1.0), (stills[1], 1.5)])
     post = video_post(clip, "look at this!!")
-    decision = Checker(kit).check(post, Platform.X, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(post, Platform.X, as_of=NOW)
+    shared.close()
     [report] = decision.trace.videos
     assert report.keyframes[0].matches == []
     assert [m.fact_check_url for m in report.keyframes[1].matches] == [REVIEW_URL]
@@ -161,11 +161,11 @@ def test_a_reupload_of_a_debunked_clip_is_a_known_claim_by_its_keyframes(
 
 
 def test_a_video_only_post_that_cannot_be_read_abstains_saying_why(tmp_path: Path) -> None:
-    kit = kit_for(tmp_path)
+    shared = shared_parts_for(tmp_path)
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00garbage" * 500)
-    decision = Checker(kit).check(video_post(broken, "@factnote ?"), Platform.X, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(video_post(broken, "@factnote ?"), Platform.X, as_of=NOW)
+    shared.close()
     assert decision.status is DecisionStatus.ABSTAIN
     assert decision.verdict is Verdict.NOT_CHECKABLE
     [reason] = [r for r in decision.reasons if r.startswith("not checkable")]
@@ -179,9 +179,9 @@ def test_with_a_transcription_endpoint_the_sound_track_is_transcribed_and_read_l
     clip = render_pictures(tmp_path / "talk.mp4", [(still, 3.0)], tone_hz=440)
     said = "Drinking hot lemon water every hour kills the flu virus in your throat"
     with TranscriptionServer(text=said) as server:
-        kit = kit_for(tmp_path, transcription=server.base_url)
-        decision = Checker(kit).check(video_post(clip), Platform.X, as_of=NOW)
-        kit.close()
+        shared = shared_parts_for(tmp_path, transcription=server.base_url)
+        decision = Checker(shared).check(video_post(clip), Platform.X, as_of=NOW)
+        shared.close()
     [sent] = server.requests
     assert sent.model == "whisper-1" and sent.filename == "audio.wav"
     with wave.open(io.BytesIO(sent.audio)) as wav:  # our own WAV of the first minutes
@@ -197,19 +197,19 @@ def test_a_failed_transcription_is_said_as_a_failure(tmp_path: Path) -> None:
     still = Image.new("RGB", (320, 180), (40, 40, 40))
     clip = render_pictures(tmp_path / "talk.mp4", [(still, 1.0)], tone_hz=440)
     with TranscriptionServer(status=500) as server:
-        kit = kit_for(tmp_path, transcription=server.base_url)
-        decision = Checker(kit).check(video_post(clip, "@factnote"), Platform.X, as_of=NOW)
-        kit.close()
+        shared = shared_parts_for(tmp_path, transcription=server.base_url)
+        decision = Checker(shared).check(video_post(clip, "@factnote"), Platform.X, as_of=NOW)
+        shared.close()
     assert any("speech not transcribed: transcription failed" in r for r in decision.reasons)
 
 
 def test_with_video_reading_off_a_video_is_said_not_analysed_and_never_opened(
     tmp_path: Path,
 ) -> None:
-    kit = kit_for(tmp_path, enabled=False)
+    shared = shared_parts_for(tmp_path, enabled=False)
     post = video_post(tmp_path / "never-read.mp4", "Hot lemon water every hour kills the flu")
-    decision = Checker(kit).check(post, Platform.X, as_of=NOW)
-    kit.close()
+    decision = Checker(shared).check(post, Platform.X, as_of=NOW)
+    shared.close()
     assert decision.trace.videos == []
     assert post.videos[0].description is None  # the check worked on its own copy
     assert "not read" not in " ".join(decision.reasons)
