@@ -433,8 +433,7 @@ def _fuller_name(
     # Any capital in the other text's words ("Black Lives" for "October") makes it a swap;
     # shouted ordinary words ("FULL CONTEXT") do not.
     return not any(
-        j > 0 and theirs[j][:1].isupper() and not _shouted_word(theirs[j], negations)
-        for j in range(j1, j2)
+        theirs[j][:1].isupper() and not _shouted_word(theirs[j], negations) for j in range(j1, j2)
     )
 
 
