@@ -48,17 +48,11 @@ class ClaimsReport:
 
 
 def sweep(
-    index: ClaimIndex,
-    cases: Sequence[MatchingCase],
-    thresholds: Sequence[float],
-    *,
-    strength_score: bool = False,
+    index: ClaimIndex, cases: Sequence[MatchingCase], thresholds: Sequence[float]
 ) -> list[ThresholdRow]:
-    """Precision and recall of the best match per case at each threshold, read off its match
-    score (the weak threshold's) or, with `strength_score`, off the score the strong threshold
-    reads (`ClaimMatch.strength_score`). A prediction is correct when the best match is the
-    record the case paraphrases; any prediction for a negative is wrong. Recall is over the
-    positive cases."""
+    """Precision and recall of the best match per case at each threshold. A prediction is
+    correct when the best match is the record the case paraphrases; any prediction for a
+    negative is wrong. Recall is over the positive cases."""
     best: list[tuple[float, bool]] = []
     for case in cases:
         found = index.match(case.text, min_score=0.0, limit=1)
@@ -67,8 +61,7 @@ def sweep(
             continue
         top = found[0]
         right = case.expected_url is not None and same_url(top.record.review_url, case.expected_url)
-        sure = top.strength_score if strength_score else None
-        best.append((top.score if sure is None else sure, right))
+        best.append((top.score, right))
     positives = sum(1 for c in cases if c.expected_url is not None)
     rows: list[ThresholdRow] = []
     for threshold in thresholds:
@@ -119,12 +112,11 @@ def evaluate_claims(
             ClaimRecord(claim_text=r.text, review_url=rumor_review_url(r.id), language="en")
             for r in rumors
         )
-        thresholds = sorted({*SWEEP, cfg.weak_threshold})
+        thresholds = sorted({*SWEEP, cfg.strong_threshold, cfg.weak_threshold})
         rows = {row.threshold: row for row in sweep(index, cases, thresholds)}
-        [strong_row] = sweep(index, cases, [cfg.strong_threshold], strength_score=True)
 
-    def cell(threshold: float, row: ThresholdRow | None = None) -> dict[str, float]:
-        row = row or rows[threshold]
+    def cell(threshold: float) -> dict[str, float]:
+        row = rows[threshold]
         return {
             "threshold": threshold,
             "precision": round(row.precision, 4),
@@ -135,7 +127,7 @@ def evaluate_claims(
 
     positives = sum(1 for c in cases if c.expected_url is not None)
     return ClaimsReport(
-        strong=cell(cfg.strong_threshold, strong_row),
+        strong=cell(cfg.strong_threshold),
         weak=cell(cfg.weak_threshold),
         sweep=[cell(t) for t in SWEEP],
         positives=positives,

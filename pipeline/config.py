@@ -226,14 +226,7 @@ class ClaimsConfig(BaseModel):
     dense_weight: float = Field(default=0.8, ge=0.0, le=1.0)
     multilingual_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     bm25_weight: float = Field(default=0.2, ge=0.0, le=1.0)
-    # Strong is decided on the match score blended with the multilingual cosine of the same
-    # texts (this share of it; `pipeline.claims.index.blended_strength`), against
-    # `strong_threshold`; the two are chosen together. On the 997 CheckThat! train tweets, 5
-    # folds: 0.4 / 0.69 answers 4.4 ± 2.5 % more of them than the match score alone at 0.78
-    # (the former pair, 0 / 0.78), at a strong precision of 0.991 against 0.995; dev 68 of 199
-    # strong against 56, precision 1.000 (docs/claim_matching.md).
-    strong_multilingual_weight: float = Field(default=0.4, ge=0.0, le=1.0)
-    strong_threshold: float = 0.69
+    strong_threshold: float = 0.78
     weak_threshold: float = 0.575
     # A review older than this (by review date, else claim date) is flagged possibly outdated;
     # a time-bound claim ("this week", an election, a count "so far": `pipeline.claims.age`)

@@ -284,7 +284,6 @@ def batch_line(query_id: str, found: list[Any]) -> dict[str, Any]:
                 "url": m.record.review_url,
                 "score": m.score,
                 "strength": m.strength.value,
-                "strength_score": m.strength_score,
                 "demoted": m.demoted,
                 "possibly_outdated": m.possibly_outdated,
                 "age_days": m.age_days,

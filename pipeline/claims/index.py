@@ -98,23 +98,12 @@ def _cross_language(lang: str | None, claim_lang: str | None) -> bool:
     return base_language(lang) != base_language(claim_lang)
 
 
-def strength_of(score: float, cfg: ClaimsConfig, sure: float | None = None) -> MatchStrength:
-    """Strong when `sure` (the strength score, `blended_strength`; `score` without one) reaches
-    the strong threshold, else weak or none by the match score."""
-    if (score if sure is None else sure) >= cfg.strong_threshold:
+def strength_of(score: float, cfg: ClaimsConfig) -> MatchStrength:
+    if score >= cfg.strong_threshold:
         return MatchStrength.STRONG
     if score >= cfg.weak_threshold:
         return MatchStrength.WEAK
     return MatchStrength.NONE
-
-
-def blended_strength(score: float, agreement: float, cfg: ClaimsConfig) -> float:
-    """The score a match's strength is decided on: the match score with the multilingual
-    model's cosine of the same texts (`strong_multilingual_weight` of it). Two models of
-    different make agreeing is surer than one: on the CheckThat! train tweets, at the same
-    precision of strong matches, it answers more real repeats (docs/claim_matching.md)."""
-    w = cfg.strong_multilingual_weight
-    return (1.0 - w) * score + w * agreement
 
 
 def _utc(value: datetime) -> datetime:
@@ -361,47 +350,24 @@ class ClaimIndex(StoredIndex):
         # matches returned (a query has some 100 candidates).
         scored.sort(key=lambda c: (-round(c.score, 4), c.record.review_url))
         wanted = [c for c in scored if not self._facts.excluded(c.rowid, c.record)]
-        returned = wanted[: limit or self.cfg.max_matches]
-        agreement = self._agreement(text, returned)
         return [
-            self._as_match(c, text, posted, when, lang, agreement.get(c.rowid)) for c in returned
+            self._as_match(c, text, posted, when, lang)
+            for c in wanted[: limit or self.cfg.max_matches]
         ]
 
-    def _agreement(self, text: str, returned: list[Scored]) -> dict[int, float]:
-        """The multilingual model's cosine of `text` with each returned same-language match,
-        for its strength score; with the model's package missing, the MiniLM cosine stands in.
-        Encoded for the few returned matches only (a query has some 100 candidates)."""
-        if self.cfg.strong_multilingual_weight <= 0:
-            return {}
-        same = [c for c in returned if not c.cross]
-        encoder = get_multilingual() if same else None
-        if encoder is None:
-            return {c.rowid: c.dense for c in same}
-        claims = [clean_text(c.record.claim_text) or c.record.claim_text for c in same]
-        cosines = encoder.cosines(clean_text(text) or text, claims)
-        return {c.rowid: float(v) for c, v in zip(same, cosines, strict=True)}
-
     def _as_match(
-        self,
-        c: Scored,
-        text: str,
-        posted: str,
-        when: datetime,
-        lang: str | None,
-        agreement: float | None,
+        self, c: Scored, text: str, posted: str, when: datetime, lang: str | None
     ) -> ClaimMatch:
         record = c.record
         age = (when - _utc(record.date)).days if record.date is not None else None
         checked = [(text, record.claim_text, ALL_KINDS)] if c.pair is None else c.pair.checked()
-        sure = None if agreement is None else blended_strength(c.score, agreement, self.cfg)
-        strength, demoted = self._strength(checked, record, c.score, sure, cross=c.cross, lang=lang)
+        strength, demoted = self._strength(checked, record, c.score, cross=c.cross, lang=lang)
         return ClaimMatch(
             record=record,
             score=round(c.score, 4),
             dense=round(c.dense, 4),
             lexical=round(c.overlap, 4),
             strength=strength,
-            strength_score=None if sure is None else round(sure, 4),
             possibly_outdated=possibly_outdated(age, record.claim_text, self.cfg),
             age_days=age,
             query=posted,
@@ -466,7 +432,6 @@ class ClaimIndex(StoredIndex):
         checked: list[tuple[str, str, frozenset[MismatchKind]]],
         record: ClaimRecord,
         score: float,
-        sure: float | None,
         *,
         cross: bool,
         lang: str | None,
@@ -476,7 +441,7 @@ class ClaimIndex(StoredIndex):
         or also the sentences that scored: `pipeline.claims.segments`), or a fact-check in
         another language (no rule or measurement backs those without a human;
         `pipeline.claims.known` has the LLM translate the post instead)."""
-        strength = strength_of(score, self.cfg, sure)
+        strength = strength_of(score, self.cfg)
         demoted: list[str] = []
         if strength is MatchStrength.STRONG and self.cfg.polarity_check:
             demoted = [
@@ -562,11 +527,7 @@ def fact_check_evidence(
         domain=rating.domain,
         tier=rating.tier,
         stance=_ACTIONABLE[record.rating],
-        confidence=match_confidence(
-            match.score if match.strength_score is None else match.strength_score,
-            strong,
-            min_confidence,
-        ),
+        confidence=match_confidence(match.score, strong, min_confidence),
         quote=f'{publisher} rated the claim "{record.claim_text}" as: {verdict}',
         relevance=match.score,
         published=record.review_date,

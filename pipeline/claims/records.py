@@ -65,9 +65,6 @@ class ClaimMatch(BaseModel):
     dense: float  # cosine
     lexical: float  # content-word overlap
     strength: MatchStrength
-    # The score the strong threshold read: `score` blended with the multilingual model's cosine
-    # (`ClaimsConfig.strong_multilingual_weight`); None where `score` itself is it (images).
-    strength_score: float | None = None
     possibly_outdated: bool
     age_days: int | None = None
     query: str = ""  # the text matched (a claim of the post, or the post itself)

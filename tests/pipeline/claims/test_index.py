@@ -21,13 +21,11 @@ from pipeline.claims.index import (
     ClaimRecord,
     ClaimSource,
     MatchStrength,
-    blended_strength,
     fact_check_evidence,
     match_confidence,
     strength_of,
 )
 from pipeline.claims.known import find_known_claims
-from pipeline.claims.multilingual import get_multilingual
 from pipeline.claims.ratings import Rating
 from pipeline.claims.replies import display_publisher, template_replies, templated_reply
 from pipeline.config import (
@@ -39,7 +37,6 @@ from pipeline.config import (
 )
 from pipeline.llm.client import CallLedger, LLMClient
 from pipeline.records import DecisionStatus, Platform, Post, Stance, Tier, Verdict
-from pipeline.relevance.lexical import clean_text
 from pipeline.relevance.scoring import get_embedder
 from pipeline.shared_parts import SharedParts
 from pipeline.sources.credibility import PublisherTable
@@ -98,39 +95,6 @@ def test_strength_follows_the_two_thresholds() -> None:
     assert strength_of(0.79, cfg) is MatchStrength.WEAK
     assert strength_of(0.6, cfg) is MatchStrength.WEAK
     assert strength_of(0.59, cfg) is MatchStrength.NONE
-
-
-def test_strong_is_read_off_the_strength_score_and_weak_off_the_match_score() -> None:
-    cfg = ClaimsConfig(strong_threshold=0.7, weak_threshold=0.6)
-    assert strength_of(0.65, cfg, sure=0.7) is MatchStrength.STRONG
-    assert strength_of(0.75, cfg, sure=0.69) is MatchStrength.WEAK
-    assert strength_of(0.55, cfg, sure=0.69) is MatchStrength.NONE
-    assert blended_strength(0.8, 0.5, ClaimsConfig(strong_multilingual_weight=0.4)) == (
-        pytest.approx(0.68)
-    )
-
-
-def test_a_match_carries_the_score_its_strength_was_decided_on(index: ClaimIndex) -> None:
-    """The match score blended with the multilingual model's cosine of the same texts (or the
-    MiniLM cosine where that model's package is missing)."""
-    post = "Drinking hot lemon water every hour kills the flu virus in your throat."
-    found = index.match(post, as_of=NOW, min_score=0.0)[0]
-    encoder = get_multilingual()
-    if encoder is None:
-        agreement = found.dense
-    else:
-        agreement = float(encoder.cosines(clean_text(post), [clean_text(LEMON)])[0])
-    expected = blended_strength(found.score, agreement, index.cfg)
-    assert found.strength_score == pytest.approx(expected, abs=2e-4)
-    assert found.strength is strength_of(found.score, index.cfg, found.strength_score)
-
-
-def test_without_the_blend_the_match_score_alone_decides(tmp_path: Path) -> None:
-    ix = open_index(tmp_path / "plain.sqlite", strong_multilingual_weight=0.0)
-    ix.add([record()])
-    found = ix.match(LEMON, as_of=NOW)[0]
-    assert found.strength_score is None
-    assert found.strength is MatchStrength.STRONG
 
 
 def test_paraphrase_is_strong_related_claim_weak_unrelated_none(index: ClaimIndex) -> None:
