@@ -57,7 +57,9 @@ _NAME_RE = re.compile(r"[^\W\d_][^\W_]*(?:['’-][^\W\d_]+)*", re.UNICODE)
 # A comma, a bracket or a quotation mark ends a name: "Bronx, New York" is two places and
 # "Biden, Pelosi, Kerry" three people, not one name of many words.
 _RUN_BREAKS = frozenset(',;()[]"“”')
-_NAME_OR_BREAK_RE = re.compile(_NAME_RE.pattern + r"|[,;()\[\]\"“”]", re.UNICODE)
+# A number ends a name too: "Today 10-3-16 Trump" is no name "Today Trump".
+_BREAK_STARTS = _RUN_BREAKS | frozenset("0123456789")
+_NAME_OR_BREAK_RE = re.compile(_NAME_RE.pattern + r"|[,;()\[\]\"“”]|\d[\w/.-]*", re.UNICODE)
 
 # Two name words are one when they share this many letters and differ by an ending of at most
 # `_ENDING` letters: "Lebanese"/"Lebanon", "Algerian"/"Algeria", "Salameh"/"Salama", but not
@@ -223,7 +225,7 @@ def entities(text: str, negations: frozenset[str] = frozenset()) -> set[str]:
         run: list[str] = []
         opening = True  # the run starts the sentence
         for n, token in enumerate([*tokens, ""]):
-            if token and token not in _RUN_BREAKS and _capitalised(token, negations):
+            if token and token[0] not in _BREAK_STARTS and _capitalised(token, negations):
                 if not run:  # an opening quotation mark or bracket still opens
                     opening = all(t in _RUN_BREAKS for t in tokens[:n])
                 run.append(token)

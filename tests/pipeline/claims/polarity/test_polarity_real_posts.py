@@ -119,6 +119,11 @@ def _entity(post: str, claim: str) -> list[str]:
             "FULL CONTEXT: Trump told @MSNBC there should be a punishment for women.",
             "Donald Trump said there should be a punishment for women.",
         ),
+        # A number ends a name: "Today 10-3-16 Trump" is no "Today Trump".
+        (
+            "Today 10-3-16 Trump denigrates veterans with PTSD.",
+            "Donald Trump denigrates veterans with PTSD.",
+        ),
         # A headline's run of capitals around the same name names no one else.
         (
             "Bernie Sanders Publicly Attacks Nominee Over Religious Beliefs: Christianity is "
@@ -159,6 +164,10 @@ def test_shouted_words_short_titles_and_fuller_names_are_no_other_name(
         (
             "A video shows October Matter protesters in Charlotte beating a homeless vet.",
             "A video shows Black Lives Matter protesters in Charlotte beating a homeless vet.",
+        ),
+        (
+            "Today 10-3-16 Biden denigrates veterans with PTSD.",
+            "Donald Trump denigrates veterans with PTSD.",
         ),
         # A short name with a word in common still names someone else.
         (
