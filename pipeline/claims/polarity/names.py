@@ -1,14 +1,16 @@
 """Named entities for the polarity check (`pipeline.claims.polarity.compare`): does a post name
 someone or something else than the fact-checked claim?
 
-Names are runs of capitalised words and acronyms, less function words, month names and
-sentence openers that are ordinary words. Two names are the same when a word of one is a word
-of the other up to a short ending ("Lebanese" and "Lebanon", "Salameh" and "Salama") or
-both romanise one name ("Saied" and "Saeed", "Mousa" and "Musa"), an
-acronym spells out the other ("US", "United States"; "PSG", "Paris Saint-Germain"), or both
-are writings of one name in `_ALIASES` ("America" and "the United States", "Covid" and "the
-coronavirus"). A name counts as present when any of its words is, so "Trump" stands for
-"Donald Trump" (unless the other text names another "… Trump").
+Names are runs of capitalised words and acronyms, less function words, month names,
+sentence openers that are ordinary words, shouted ordinary words ("UPDATE:", "BUT OF COURSE":
+`pipeline.claims.polarity.common_words`) and contractions; a comma, a bracket, a quotation
+mark or a number ends a run, an abbreviated title ("Sen.") does not end a sentence. Two names
+are the same when a word of one is a word of the other up to a short ending ("Lebanese" and
+"Lebanon", "Salameh" and "Salama") or both romanise one name ("Saied" and "Saeed", "Mousa"
+and "Musa"), an acronym spells out the other ("US", "United States"; "PSG", "Paris
+Saint-Germain"), or both are writings of one name in `_ALIASES` ("America" and "the United
+States", "Covid" and "the coronavirus"). A name counts as present when any of its words is,
+so "Trump" stands for "Donald Trump" (unless the other text names another "… Trump").
 
 A post and a claim differ in who or what they are about when
 
