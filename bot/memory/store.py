@@ -306,15 +306,7 @@ def set_item_disabled(db: Database, item_id: str, disabled: bool, actor: str) ->
         if row.disabled != disabled:
             old, new = ("disabled", "enabled") if row.disabled else ("enabled", "disabled")
             row.disabled = disabled
-            session.add(
-                SettingChange(
-                    key=CHANGE_PREFIX + item_id,
-                    old_value=old,
-                    new_value=new,
-                    actor=actor or "?",
-                    note=_summary(row),
-                )
-            )
+            _log_change(session, item_id, old, new, actor, _summary(row))
     log.warning("memory item %s %s by %s", item_id, "disabled" if disabled else "enabled", actor)
     return True
 
@@ -347,15 +339,8 @@ def decide_item(
         old = row.status
         row.status, row.decided_by, row.decided_at = new, actor, utcnow()
         row.reason = reason.strip()[:500]
-        session.add(
-            SettingChange(
-                key=CHANGE_PREFIX + item_id,
-                old_value=old,
-                new_value=new,
-                actor=actor or "?",
-                note=(f"{_summary(row)} ({row.reason})" if row.reason else _summary(row))[:500],
-            )
-        )
+        note = f"{_summary(row)} ({row.reason})" if row.reason else _summary(row)
+        _log_change(session, item_id, old, new, actor, note[:500])
         item = item_from_row(row)
     log.warning("memory item %s %s by %s", item_id, new, actor)
     return item
@@ -369,14 +354,13 @@ def delete_item(db: Database, item_id: str, actor: str) -> MemoryItem | None:
         if row is None:
             return None
         item = item_from_row(row)
-        session.add(
-            SettingChange(
-                key=CHANGE_PREFIX + item_id,
-                old_value="disabled" if row.disabled else "enabled",
-                new_value=None,
-                actor=actor or "?",
-                note=f"deleted: {_summary(row)}",
-            )
+        _log_change(
+            session,
+            item_id,
+            "disabled" if row.disabled else "enabled",
+            None,
+            actor,
+            f"deleted: {_summary(row)}",
         )
         session.delete(row)
     log.warning("memory item %s deleted by %s", item_id, actor)
@@ -426,4 +410,20 @@ def judgments_of(db: Database, decision_id: int) -> list[Judgment]:
 def judgment_from_row(row: JudgmentRow) -> Judgment:
     return Judgment.model_validate(
         {**row.detail, **{name: getattr(row, name) for name in _JUDGMENT_COLUMNS}}
+    )
+
+
+def _log_change(
+    session: Session, item_id: str, old: str, new: str | None, actor: str, note: str
+) -> None:
+    """One governance-log line for an item (the web app's memory page and `factnote memory`
+    read them): what it was, what it became (None: deleted), who and why."""
+    session.add(
+        SettingChange(
+            key=CHANGE_PREFIX + item_id,
+            old_value=old,
+            new_value=new,
+            actor=actor or "?",
+            note=note,
+        )
     )
