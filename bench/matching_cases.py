@@ -6,11 +6,12 @@ Two parts, both built when the benchmark runs:
 * written for this project (`bench/data/matching/`): 40 claims of our own, each with one or two
   rewordings, a negation, and where the claim allows it an antonym swap, a changed number or
   date and a changed named entity (`own_claims.jsonl`, which also holds a German translation of
-  each claim for the cross-language measurement), 20 unrelated claims (`unrelated.jsonl`) and
-  32 true statements on the topics of those claims that say something else
-  (`different_claims.jsonl`: "Lemon water helps you stay hydrated when you have the flu");
-  each rewording and reversal of our claims also as the middle sentence of a post, between a
-  lead and a closing sentence of `post_frames.jsonl` (`POST_KINDS`);
+  each claim for the cross-language measurement and a review title in the fact-checkers'
+  style, "Does Coffee Dehydrate You?", for `pipeline.claims.review_titles`), 20 unrelated
+  claims (`unrelated.jsonl`) and 32 true statements on the topics of those claims that say
+  something else (`different_claims.jsonl`: "Lemon water helps you stay hydrated when you
+  have the flu"); each rewording and reversal of our claims also as the middle sentence of a
+  post, between a lead and a closing sentence of `post_frames.jsonl` (`POST_KINDS`);
   plus the hand-written paraphrases and same-topic negatives of
   `bench/data/claim_paraphrases.jsonl` (three of whose "unrelated" negatives restate claims of
   our own set and count as rewordings of them; a fourth, broader one is left out);
@@ -70,6 +71,7 @@ class Source:
     text: str
     origin: str  # own | task5 | healthver
     german: str | None = None
+    title: str = ""  # a review title of our own (own claims only): `pipeline.claims.review_titles`
 
     @property
     def url(self) -> str:
@@ -99,11 +101,13 @@ def _jsonl(path: Path) -> list[dict[str, object]]:
 def _own(sources: list[Source], cases: list[Case]) -> None:
     for row in _jsonl(DATA / "own_claims.jsonl"):
         german = row.get("de")
+        title = row.get("title")
         source = Source(
             str(row["id"]),
             str(row["claim"]),
             "own",
             german if isinstance(german, str) else None,
+            title if isinstance(title, str) else "",
         )
         sources.append(source)
         cases.append(Case(source.text, "exact", "own", source.key, source.url))

@@ -8,11 +8,11 @@ Two shapes are read:
   `itemReviewed` (a `Claim` with `author` = claimant, `datePublished`, `appearance`,
   `firstAppearance`); the verdict is `reviewRating` (`alternateName` or `name`, else
   `ratingValue` on its `worstRating`..`bestRating` scale); the publisher is `author`
-  (an Organization) or `publisher`.
+  (an Organization) or `publisher`; the review's headline is its `headline`, else its `name`.
 * the JSON of the Google Fact Check Tools `claims:search` API: `claims[]` with `text`,
   `claimant`, `claimDate` and `claimReview[]` (`publisher{name,site}`, `url`, `title`,
-  `reviewDate`, `textualRating`, `languageCode`). A claim with several reviews gives one record
-  per review.
+  `reviewDate`, `textualRating`, `languageCode`; `title` is the review's headline). A claim
+  with several reviews gives one record per review.
 
 A review without a usable rating is kept as `unrated` (it still tells moderators a
 fact-checker looked at the claim). Pages are fetched through `pipeline.web.fetch.Fetcher`, so the
@@ -79,6 +79,9 @@ class ImportResult:
 def _show(value: str, limit: int = 80) -> str:
     """Untrusted text for a message: cut, and quoted so that control characters are escaped."""
     return repr(value if len(value) <= limit else value[: limit - 1] + "…")
+
+
+MAX_TITLE_CHARS = 300  # a review headline longer than this is cut (a headline, not a page)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -288,6 +291,8 @@ def _read_jsonld(data: object, page_url: str | None, result: ImportResult) -> No
         publisher_url = _url(publisher)
         images = image_urls(review, item)
         videos = video_urls(review, item)
+        # schema.org CreativeWork: `headline`, else the review's `name` (not the item's).
+        headline = _text(review.get("headline")) or _text(review.get("name"))
         for rating in _ratings(review):
             rating_text = _label(rating.get("alternateName")) or _label(rating.get("name"))
             result.records.append(
@@ -308,6 +313,7 @@ def _read_jsonld(data: object, page_url: str | None, result: ImportResult) -> No
                     review_url=review_url,
                     language=_language(review.get("inLanguage")),
                     source=ClaimSource.CLAIMREVIEW,
+                    review_title=_clip(headline, MAX_TITLE_CHARS),
                 )
             )
             if images:
@@ -459,6 +465,7 @@ def read_factcheck_api(data: object) -> ImportResult:
                     review_url=url,
                     language=_language(review.get("languageCode")),
                     source=ClaimSource.FACTCHECK_API,
+                    review_title=_clip(_text(review.get("title")), MAX_TITLE_CHARS),
                 )
             )
     return result

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -48,6 +48,7 @@ from pipeline.claims.records import ClaimMatch as ClaimMatch
 from pipeline.claims.records import ClaimRecord as ClaimRecord
 from pipeline.claims.records import ClaimSource as ClaimSource
 from pipeline.claims.records import MatchStrength as MatchStrength
+from pipeline.claims.review_titles import TitleCache, with_title
 from pipeline.claims.row_cache import RowFactsCache, Scored, TermStore
 from pipeline.claims.rows import ClaimRows
 from pipeline.claims.segments import ClaimSegmentCache, SegmentScorer, word_overlap
@@ -142,6 +143,7 @@ class ClaimIndex(StoredIndex):
         self._matrix: _Matrix | None = None
         self._neighbours: Neighbours | None = None  # multilingual, built on first use
         self._segments = ClaimSegmentCache()
+        self._titles = TitleCache(embedder.encode)
         self._facts = RowFactsCache(self._publishers)
         self._terms = TermStore()
         self._writes = 0
@@ -344,8 +346,9 @@ class ClaimIndex(StoredIndex):
             pair = scorer.best_pair(text, record.claim_text) if paired and scorer else None
             pair = pair if pair is not None and pair.score > score else None
             score = pair.score if pair is not None else score
-            if score >= floor:
+            if score >= min(floor, self.cfg.weak_threshold):
                 scored.append(Scored(rowid, record, score, dense, overlap, cross, pair))
+        scored = [c for c in self._with_titles(text, scored, segmented) if c.score >= floor]
         # Ranked first, so that the publisher table and the polarity rules read only the
         # matches returned (a query has some 100 candidates).
         scored.sort(key=lambda c: (-round(c.score, 4), c.record.review_url))
@@ -367,6 +370,7 @@ class ClaimIndex(StoredIndex):
             score=round(c.score, 4),
             dense=round(c.dense, 4),
             lexical=round(c.overlap, 4),
+            title_cosine=None if c.title is None else round(c.title, 4),
             strength=strength,
             possibly_outdated=possibly_outdated(age, record.claim_text, self.cfg),
             age_days=age,
@@ -386,6 +390,26 @@ class ClaimIndex(StoredIndex):
         best = sorted(records, key=lambda i: -w[0] * cosines[i] - w[1] * bm25.get(i, 0.0))
         pool = set(best[:SEGMENT_POOL])
         return pool, self._segment_scorer(text, {i: records[i] for i in pool})
+
+    def _with_titles(self, text: str, scored: list[Scored], pool: set[int]) -> list[Scored]:
+        """`scored`, each candidate of `pool` at least weak by its claim and in the post's
+        language also scored with its review's title (`pipeline.claims.review_titles`);
+        unchanged with `title_weight` 0."""
+        weight = self.cfg.title_weight
+        confirmable = {
+            c.rowid: c.record.review_title
+            for c in scored
+            if c.rowid in pool and not c.cross and c.score >= self.cfg.weak_threshold
+        }
+        if weight <= 0 or not confirmable:
+            return scored
+        cosines = self._titles.cosines(text, confirmable)
+        return [
+            replace(c, score=with_title(c.score, cosines[c.rowid], weight), title=cosines[c.rowid])
+            if c.rowid in cosines
+            else c
+            for c in scored
+        ]
 
     def _segment_scorer(self, text: str, records: dict[int, ClaimRecord]) -> SegmentScorer | None:
         """With `segment_matching` on, a scorer of sentence pairs (`pipeline.claims.segments`)

@@ -47,6 +47,9 @@ class ClaimRecord(BaseModel):
     evidence_url: str | None = None
     language: str | None = None
     source: ClaimSource = ClaimSource.CLAIMREVIEW
+    # The review's title as the fact-checker wrote it ("Did X Say Y?"): a second wording of
+    # the claim that can confirm a match (`pipeline.claims.review_titles`). Not part of `key`.
+    review_title: str = ""
 
     @property
     def key(self) -> str:
@@ -64,6 +67,7 @@ class ClaimMatch(BaseModel):
     score: float  # combined, in [0, 1]
     dense: float  # cosine
     lexical: float  # content-word overlap
+    title_cosine: float | None = None  # with the review's title, where it was scored
     strength: MatchStrength
     possibly_outdated: bool
     age_days: int | None = None

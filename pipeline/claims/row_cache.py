@@ -51,6 +51,7 @@ class Scored:
     overlap: float
     cross: bool  # scored by the multilingual cosine: a fact-check in another language
     pair: SegmentPair | None  # the sentence pair that scored, when it beat the whole texts
+    title: float | None = None  # cosine with the review's title, where it was scored
 
 
 class RowFactsCache:

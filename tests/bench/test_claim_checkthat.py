@@ -29,11 +29,15 @@ TWEETS = {
 }
 
 
+# Review titles (the collection's `title`) for some claims, as Snopes writes them.
+TITLES = {"vclaim-sno-carrots": "Carrots and Night Vision", "vclaim-sno-sharks": "Shark Cancer?"}
+
+
 def _write(folder: Path) -> None:
     folder.mkdir()
     (folder / "vclaims.jsonl").write_text(
         "".join(
-            json.dumps({"vclaim_id": i, "vclaim": c, "date": d}) + "\n"
+            json.dumps({"vclaim_id": i, "vclaim": c, "date": d, "title": TITLES.get(i, "")}) + "\n"
             for i, (c, d) in CLAIMS.items()
         )
     )
@@ -55,6 +59,8 @@ def test_the_checkthat_bench_reports_ranking_age_fusion_latency_and_reversals(
         assert 0.0 <= numbers[f"train_{key}"] <= 1.0 and 0.0 <= numbers[f"dev_{key}"] <= 1.0
     assert numbers["import_per_s"] > 0 and numbers["match_p95_ms"] > 0
     assert numbers["cv_chosen_bm25_weight"] in claim_checkthat.BM25_GRID
+    assert numbers["title_cv_chosen_weight"] in claim_checkthat.TITLE_GRID
+    assert 0.0 <= numbers["title_cv_w0.7_strong_precision"] <= 1.0
     assert numbers["age_pairs"] <= 5 and numbers["not_imported"] == 0
     assert numbers["reversal_exact_n"] == 5 and "reversal_negation_strong" in numbers
 

@@ -97,6 +97,9 @@ def test_fact_check_api_gives_one_record_per_review() -> None:
     assert spanish.publisher_site == "verificadores.example"
     assert all(r.source is ClaimSource.FACTCHECK_API for r in records)
     assert unrated.rating is Rating.UNRATED and unrated.rating_text == ""
+    # The API's `title` is the review's title (`pipeline.claims.review_titles`).
+    assert english.review_title == "Carrots do not give night vision"
+    assert spanish.review_title == "Zanahorias y visión nocturna"
 
 
 def test_fact_check_api_without_a_claims_list_is_an_error() -> None:
@@ -208,6 +211,21 @@ def review(
         "reviewRating": {"alternateName": "False"},
         **fields,
     }
+
+
+def test_a_reviews_headline_else_its_name_is_its_title_and_a_long_one_is_cut() -> None:
+    both = review(headline="Do Bananas Cure Colds?", name="Bananas and colds")
+    named = review("https://checkers.example/fact-check/b", name="Bananas and colds")
+    long = review("https://checkers.example/fact-check/c", headline="Bananas " * 100)
+    item_only = review(
+        "https://checkers.example/fact-check/d",
+        itemReviewed={"@type": "Claim", "name": "A claim's name is not the review's title"},
+    )
+    records = read_jsonld([both, named, long, item_only]).records
+    titles = [r.review_title for r in records]
+    assert titles[:2] == ["Do Bananas Cure Colds?", "Bananas and colds"]
+    assert len(titles[2]) == 300 and titles[2].endswith("…")
+    assert titles[3] == ""
 
 
 def write_json(path: Path, data: object) -> Path:
