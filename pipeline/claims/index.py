@@ -143,7 +143,7 @@ class ClaimIndex(StoredIndex):
         self._matrix: _Matrix | None = None
         self._neighbours: Neighbours | None = None  # multilingual, built on first use
         self._segments = ClaimSegmentCache()
-        self._titles = TitleCache(embedder.encode)
+        self._titles = TitleCache()
         self._facts = RowFactsCache(self._publishers)
         self._terms = TermStore()
         self._writes = 0
@@ -403,7 +403,7 @@ class ClaimIndex(StoredIndex):
         }
         if weight <= 0 or not confirmable:
             return scored
-        cosines = self._titles.cosines(text, confirmable)
+        cosines = self._titles.cosines(text, confirmable, self._embedder.encode)
         return [
             replace(c, score=with_title(c.score, cosines[c.rowid], weight), title=cosines[c.rowid])
             if c.rowid in cosines

@@ -4,8 +4,9 @@ A fact-check states the claim it rates (`claimReviewed`) and has a title of its 
 by the same fact-checker for readers ("Did Bernie Sanders Leave the Democratic Party?",
 "Pizza Vending Machines"). Posts repeating a claim often word it as the title does rather
 than as the claim is stated. On the CheckThat! 2022 train tweets (`bench/claim_checkthat.py`),
-of the best matches that scored 0.60 or more by the claim without being strong, the 73 wrong
-ones had a MiniLM cosine of at most 0.72 with the review's title, while 55 right ones had more.
+of the best matches scoring 0.60 or more by the claim, none of the 73 wrong ones had a MiniLM
+cosine above 0.72 with the review's title, while 55 right ones left under the strong threshold
+did.
 
 So a candidate that is at least a weak match by its claim is also scored as
 
@@ -46,22 +47,21 @@ class TitleCache:
     """MiniLM vectors of review titles, kept between queries (the same fact-checks meet many
     posts). Bounded, oldest first out. Thread-safe."""
 
-    def __init__(self, encode: Encode, size: int = 20_000) -> None:
-        self._encode = encode
+    def __init__(self, size: int = 20_000) -> None:
         self._size = size
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
 
-    def cosines(self, post: str, titles: Mapping[int, str]) -> dict[int, float]:
+    def cosines(self, post: str, titles: Mapping[int, str], encode: Encode) -> dict[int, float]:
         """The cosine of `post` with each non-empty title, by the key it came with; the post
-        and the titles not seen before are encoded in one batch."""
+        and the titles not seen before are encoded in one batch by `encode`."""
         wanted = {key: title for key, title in titles.items() if title.strip()}
         if not wanted:
             return {}
         with self._lock:
             known = {t: self._vectors[t] for t in wanted.values() if t in self._vectors}
         todo = [t for t in dict.fromkeys(wanted.values()) if t not in known]
-        vectors = self._encode([clean_text(post) or post] + [clean_text(t) or t for t in todo])
+        vectors = encode([clean_text(post) or post] + [clean_text(t) or t for t in todo])
         known.update(zip(todo, vectors[1:], strict=True))
         with self._lock:
             self._vectors.update(zip(todo, vectors[1:], strict=True))

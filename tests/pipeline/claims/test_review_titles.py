@@ -51,20 +51,20 @@ class CountingEncoder:
 
 def test_titles_are_encoded_once_with_the_post_and_kept_for_the_next_query() -> None:
     encode = CountingEncoder()
-    cache = TitleCache(encode)
-    first = cache.cosines("post one", {1: "Title A", 2: "Title B", 3: "  "})
+    cache = TitleCache()
+    first = cache.cosines("post one", {1: "Title A", 2: "Title B", 3: "  "}, encode)
     assert set(first) == {1, 2}  # an empty title is not scored
     assert encode.batches == [["post one", "Title A", "Title B"]]
-    second = cache.cosines("post two", {1: "Title A", 4: "Title C"})
+    second = cache.cosines("post two", {1: "Title A", 4: "Title C"}, encode)
     assert encode.batches[-1] == ["post two", "Title C"]
     assert -1.0 <= second[1] <= 1.0 and second[1] != first[1]
 
 
 def test_the_cache_keeps_at_most_its_size_of_titles() -> None:
     encode = CountingEncoder()
-    cache = TitleCache(encode, size=2)
-    cache.cosines("post", {1: "A", 2: "B", 3: "C"})
-    cache.cosines("post", {1: "A"})
+    cache = TitleCache(size=2)
+    cache.cosines("post", {1: "A", 2: "B", 3: "C"}, encode)
+    cache.cosines("post", {1: "A"}, encode)
     assert encode.batches[-1] == ["post", "A"]  # the oldest title was let go
 
 
