@@ -119,7 +119,8 @@ PREPRINT_DOMAINS: tuple[str, ...] = (
 # Wikipedia's sister projects are user-edited references of the same kind.
 WIKI_REFERENCE_DOMAINS: tuple[str, ...] = (
     "wikipedia.org", "wikiwand.com", "wiktionary.org", "wikisource.org", "wikidata.org",
-    "wikivoyage.org", "wikibooks.org",
+    "wikivoyage.org", "wikibooks.org", "wikiquote.org", "wikinews.org", "wikiversity.org",
+    "species.wikimedia.org", "meta.wikimedia.org", "wikibrief.org",
 )  # fmt: skip
 SOCIAL_DOMAINS: tuple[str, ...] = (
     "x.com", "twitter.com", "facebook.com", "fb.com", "instagram.com", "tiktok.com",
@@ -140,7 +141,8 @@ USER_CONTENT_DOMAINS: tuple[str, ...] = (
     "blogspot.com", "blogger.com", "wordpress.com", "wixsite.com", "weebly.com",
     "sites.google.com", "docs.google.com", "drive.google.com", "ghost.io", "beehiiv.com",
     "linktr.ee", "imgur.com", "flickr.com", "commons.wikimedia.org", "upload.wikimedia.org",
-    "4chan.org",
+    "4chan.org", "miraheze.org", "tvtropes.org", "liquipedia.net", "numbeo.com",
+    "inaturalist.org",
     "gettr.com", "parler.com", "minds.com", "snapchat.com", "rationalwiki.org",
     "note.com", "ameblo.jp", "hatenablog.com", "hatenablog.jp", "hatena.ne.jp",
     "togetter.com", "posfie.com", "nicovideo.jp", "pixiv.net", "5ch.net",

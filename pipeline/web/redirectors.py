@@ -34,6 +34,9 @@ ARCHIVE_TODAY_HOSTS = (
     "archive.ph", "archive.today", "archive.is", "archive.li", "archive.md", "archive.vn",
     "archive.fo",
 )  # fmt: skip
+# Archives whose links name only the copy (an ID, not the page copied): like an archive.today
+# short link, the publisher is the copied page's, which only opening the copy shows.
+ARCHIVE_COPY_HOSTS = ("perma.cc", "ghostarchive.org", "megalodon.jp")
 GOOGLE_HOSTS = tuple(
     f"google.{tld}"
     for tld in ("com", "co.jp", "co.uk", "de", "fr", "es", "it", "com.br", "co.in", "ca", "nl")

@@ -68,3 +68,17 @@ def test_notes_are_split_into_two_fixed_halves() -> None:
     halves = [publisher_coverage.note_half(str(n)) for n in range(200)]
     assert halves == [publisher_coverage.note_half(str(n)) for n in range(200)]
     assert 80 < halves.count("tune") < 120
+
+
+def test_notes_coverage_leaves_out_wikimedia_wikis_copy_archives_and_their_shortener() -> None:
+    table = PublisherTable()
+    table.add_entry("good.example", Tier.HIGH, "test", "test")
+    notes = [
+        (
+            "1",
+            "https://good.example/a https://tr.m.wikiquote.org/wiki/X "
+            "https://perma.cc/B5VN-UFNE https://ghostarchive.org/archive/abc https://w.wiki/8cMZ",
+        )
+    ]
+    numbers = publisher_coverage.notes_coverage(table, notes)
+    assert numbers["links"] == 1 and numbers["link_coverage"] == pytest.approx(1.0)
