@@ -61,6 +61,9 @@ def test_the_checkthat_bench_reports_ranking_age_fusion_latency_and_reversals(
     assert numbers["cv_chosen_bm25_weight"] in claim_checkthat.BM25_GRID
     assert numbers["title_cv_chosen_weight"] in claim_checkthat.TITLE_GRID
     assert 0.0 <= numbers["title_cv_w0.7_strong_precision"] <= 1.0
+    # Every claim held out and asked by its claim, and by its title where it has one.
+    assert numbers["held_out_queries"] == len(CLAIMS) + len(TITLES)
+    assert 0 <= numbers["held_out_strong_titles"] <= numbers["held_out_queries"]
     assert numbers["age_pairs"] <= 5 and numbers["not_imported"] == 0
     assert numbers["reversal_exact_n"] == 5 and "reversal_negation_strong" in numbers
 
