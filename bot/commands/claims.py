@@ -285,6 +285,8 @@ def batch_line(query_id: str, found: list[Any]) -> dict[str, Any]:
                 "score": m.score,
                 "strength": m.strength.value,
                 "demoted": m.demoted,
+                # The review title's part in the score (`pipeline.claims.review_titles`).
+                "title_cosine": m.title_cosine,
                 "possibly_outdated": m.possibly_outdated,
                 "age_days": m.age_days,
                 "rating": m.record.rating.value,
@@ -311,7 +313,7 @@ def match(
 ) -> None:
     """Fact-checks matching TEXT: strong (evidence), weak (suggestion), possibly outdated.
     With --file, one JSON line per query: {"id", "matches": [{"url", "score", "strength",
-    "demoted", "possibly_outdated", ...}]}, all matched in one process."""
+    "demoted", "title_cosine", "possibly_outdated", ...}]}, all matched in one process."""
     if (text is None) == (file is None):
         fail("give the claim to look up, or --file with one query a line", code=2)
     queries = _read_queries(file) if file is not None else []

@@ -231,6 +231,8 @@ def test_match_file_prints_one_json_line_per_query_with_ids(tmp_path: Path) -> N
     top = wall["matches"][0]
     assert top["strength"] == "strong" and top["demoted"] == []
     assert top["url"].startswith("http") and 0.0 <= top["score"] <= 1.0
+    # The fixture's ClaimReview has no headline of its own (its page's name is not one).
+    assert "title_cosine" in top and top["title_cosine"] is None
     # Age is its own field: an old review still shows how well it matched.
     assert top["possibly_outdated"] is (top["age_days"] > 3650)
     assert all(m["strength"] == "none" for m in penguins["matches"])
