@@ -15,10 +15,12 @@ matches (and, for a post not in English, the multilingual model's nearest claims
             + multilingual_weight × multilingual cosine + the rest × overlap
 
 (`fused_score`), or, for a fact-check in another language than the post, the multilingual
-cosine alone, and such a match is at most weak. The best candidates of a post or claim of
-several sentences are also scored by their best pair of sentences (`pipeline.claims.segments`),
-the polarity check seeing that pair. Strength: strong (≥ `strong_threshold`: evidence without
-a human), weak (≥ `weak_threshold`: a suggestion to moderators) or none, as Meedan Check does.
+cosine alone, and such a match is at most weak. The best candidates (`SEGMENT_POOL`) are also
+scored by their best pair of sentences when the post or claim has several
+(`pipeline.claims.segments`, the polarity check seeing that pair), and with the review's title
+(`pipeline.claims.review_titles`; strong only when the claim alone is at least weak); each
+keeps its best score. Strength: strong (≥ `strong_threshold`: evidence without a human),
+weak (≥ `weak_threshold`: a suggestion to moderators) or none, as Meedan Check does.
 A strong score that negates, reverses, changes a number of or swaps a name in the claim, or
 lacks its key predicate (`pipeline.claims.polarity.compare`) is demoted to weak, the reason in
 `demoted`; `pipeline.claims.known` adds the LLM's confirmation and the cross-language search.
@@ -346,7 +348,8 @@ class ClaimIndex(StoredIndex):
             pair = scorer.best_pair(text, record.claim_text) if paired and scorer else None
             pair = pair if pair is not None and pair.score > score else None
             score = pair.score if pair is not None else score
-            if score >= min(floor, self.cfg.weak_threshold):
+            # The best candidates may still rise above the floor by their review's title.
+            if score >= floor or rowid in segmented:
                 scored.append(Scored(rowid, record, score, dense, overlap, cross, pair))
         scored = [c for c in self._with_titles(text, scored, segmented) if c.score >= floor]
         # Ranked first, so that the publisher table and the polarity rules read only the
@@ -364,7 +367,13 @@ class ClaimIndex(StoredIndex):
         record = c.record
         age = (when - _utc(record.date)).days if record.date is not None else None
         checked = [(text, record.claim_text, ALL_KINDS)] if c.pair is None else c.pair.checked()
-        strength, demoted = self._strength(checked, record, c.score, cross=c.cross, lang=lang)
+        by_claim = c.score if c.by_claim is None else c.by_claim
+        if by_claim < self.cfg.weak_threshold <= self.cfg.strong_threshold <= c.score:
+            # A title confirms a match its claim supports; it never makes one on its own.
+            strength = MatchStrength.WEAK
+            demoted = [f"title only: the claim itself scores {by_claim:.3f}, under weak"]
+        else:
+            strength, demoted = self._strength(checked, record, c.score, cross=c.cross, lang=lang)
         return ClaimMatch(
             record=record,
             score=round(c.score, 4),
@@ -392,20 +401,20 @@ class ClaimIndex(StoredIndex):
         return pool, self._segment_scorer(text, {i: records[i] for i in pool})
 
     def _with_titles(self, text: str, scored: list[Scored], pool: set[int]) -> list[Scored]:
-        """`scored`, each candidate of `pool` at least weak by its claim and in the post's
-        language also scored with its review's title (`pipeline.claims.review_titles`);
-        unchanged with `title_weight` 0."""
+        """`scored`, each candidate of `pool` in the post's language also scored with its
+        review's title (`pipeline.claims.review_titles`); unchanged with `title_weight` 0."""
         weight = self.cfg.title_weight
-        confirmable = {
-            c.rowid: c.record.review_title
-            for c in scored
-            if c.rowid in pool and not c.cross and c.score >= self.cfg.weak_threshold
-        }
-        if weight <= 0 or not confirmable:
+        titled = {c.rowid: c.record.review_title for c in scored if c.rowid in pool and not c.cross}
+        if weight <= 0 or not titled:
             return scored
-        cosines = self._titles.cosines(text, confirmable, self._embedder.encode)
+        cosines = self._titles.cosines(text, titled, self._embedder.encode)
         return [
-            replace(c, score=with_title(c.score, cosines[c.rowid], weight), title=cosines[c.rowid])
+            replace(
+                c,
+                score=with_title(c.score, cosines[c.rowid], weight),
+                title=cosines[c.rowid],
+                by_claim=c.score,
+            )
             if c.rowid in cosines
             else c
             for c in scored

@@ -8,20 +8,23 @@ of the best matches scoring 0.60 or more by the claim, none of the 73 wrong ones
 cosine above 0.72 with the review's title, while 55 right ones left under the strong threshold
 did.
 
-So a candidate that is at least a weak match by its claim is also scored as
+So each of the best candidates of a query (the pool `pipeline.claims.index` also scores by
+sentence pairs) is also scored as
 
     (1 - title_weight) × claim score + title_weight × title cosine
 
-and keeps the better of the two scores (`with_title`). The claim score must reach the weak
-threshold first: a title is shorter and more general than the claim ("Pizza Vending
-Machines"), so it can only confirm a match the claim supports, never make one. The polarity
-rules still compare the post with the claim, not with the title (a title is often a question,
-or opens with "No,").
+and keeps the better of the two scores (`with_title`), by which it is ranked. A match is
+strong only when its claim alone reaches the weak threshold: a title is shorter and more
+general than the claim ("Pizza Vending Machines"), so it can confirm a match the claim
+supports and rank it, never make a strong one; a match by its title alone is a suggestion
+for moderators ("title only"). The polarity rules still compare the post with the claim, not
+with the title (a title is often a question, or opens with "No,").
 
 The weight was chosen by the cross-validation of `bench/claim_checkthat.py` (train folds, the
-gain in strong best matches against the fold spread) and checked on our own true statements
-on a debunked claim's topic (`bench/claim_polarity.py`): the figures are beside
-`ClaimsConfig.title_weight`.
+gain in strong best matches and in MAP@5 against the fold spread) and checked on our own true
+statements on a debunked claim's topic (`bench/claim_polarity.py`) and on fact-checks held
+out of the index: the figures are beside `ClaimsConfig.title_weight` and in
+docs/claim_matching.md.
 """
 
 from __future__ import annotations

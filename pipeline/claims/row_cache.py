@@ -52,6 +52,7 @@ class Scored:
     cross: bool  # scored by the multilingual cosine: a fact-check in another language
     pair: SegmentPair | None  # the sentence pair that scored, when it beat the whole texts
     title: float | None = None  # cosine with the review's title, where it was scored
+    by_claim: float | None = None  # the score before the title's part, where it had one
 
 
 class RowFactsCache:

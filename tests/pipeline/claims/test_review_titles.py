@@ -100,13 +100,14 @@ def test_a_post_worded_like_the_reviews_title_is_a_strong_match(tmp_path: Path) 
     )
 
 
-def test_a_title_alone_never_makes_a_match(tmp_path: Path) -> None:
+def test_a_title_alone_makes_a_suggestion_never_a_strong_match(tmp_path: Path) -> None:
     index = open_index(tmp_path / "claims.sqlite", 1.0)
     lemon = "Drinking hot lemon water every hour kills the flu virus in your throat."
     index.add([chanel(claim=lemon)])
-    assert index.match(POST) == []
-    [none] = index.match(POST, min_score=0.0)
-    assert none.strength is MatchStrength.NONE and none.score < 0.575
+    [match] = index.match(POST)
+    assert match.title_cosine is not None and match.score == match.title_cosine > 0.78
+    assert match.strength is MatchStrength.WEAK
+    assert len(match.demoted) == 1 and match.demoted[0].startswith("title only")
 
 
 def test_a_negated_post_confirmed_by_the_title_is_still_demoted(tmp_path: Path) -> None:
