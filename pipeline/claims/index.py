@@ -368,7 +368,7 @@ class ClaimIndex(StoredIndex):
         age = (when - _utc(record.date)).days if record.date is not None else None
         checked = [(text, record.claim_text, ALL_KINDS)] if c.pair is None else c.pair.checked()
         by_claim = c.score if c.by_claim is None else c.by_claim
-        if by_claim < self.cfg.weak_threshold <= self.cfg.strong_threshold <= c.score:
+        if c.score >= self.cfg.strong_threshold and by_claim < self.cfg.weak_threshold:
             # A title confirms a match its claim supports; it never makes one on its own.
             strength = MatchStrength.WEAK
             demoted = [f"title only: the claim itself scores {by_claim:.3f}, under weak"]

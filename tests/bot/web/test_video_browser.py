@@ -87,9 +87,12 @@ def test_the_keyframes_their_times_and_the_transcript_in_a_browser(
     expect(section.locator(".video-findings time")).to_have_text(["0:01-0:03", "0:03-0:06"])
     section.scroll_into_view_if_needed()
     # The pictures load after the page (lazily, once in view): wait until each has finished.
-    p.wait_for_function(  # type: ignore[attr-defined]
-        "Array.from(document.querySelectorAll('#videos .keyframe img')).every(i => i.complete)"
-    )
+    # Playwright's own assertion, not `wait_for_function`: that polls by evaluating a string
+    # in the page, which the page's CSP (no 'unsafe-eval') refuses once it has to poll.
+    images = section.locator(".keyframe img")
+    for n in range(3):
+        images.nth(n).scroll_into_view_if_needed()
+        expect(images.nth(n)).to_have_js_property("complete", True)
     # Every keyframe picture is our stored copy, loaded (the image route's CSP allows it).
     loaded = p.evaluate(  # type: ignore[attr-defined]
         "Array.from(document.querySelectorAll('#videos .keyframe img'))"
