@@ -77,7 +77,7 @@ def test_notes_coverage_leaves_out_wikimedia_wikis_copy_archives_and_their_short
         (
             "1",
             "https://good.example/a https://tr.m.wikiquote.org/wiki/X "
-            "https://perma.cc/B5VN-UFNE https://ghostarchive.org/archive/abc https://w.wiki/8cMZ",
+            "https://perma.cc/ABCD-1234 https://ghostarchive.org/archive/abc https://w.wiki/Abc1",
         )
     ]
     numbers = publisher_coverage.notes_coverage(table, notes)
